@@ -1,0 +1,51 @@
+/**
+ * Errors the proxy itself sends to clients: each with a stable code for logs and the errno and
+ * SQLSTATE a MySQL client expects. Errors of the backend are never rewritten: they are relayed.
+ * @see https://mariadb.com/kb/en/mariadb-error-code-reference/
+ */
+import type { ErrInfo } from './generic-packets.ts';
+
+export const ProxyErrorCode = {
+  BACKEND_UNREACHABLE: 'BACKEND_UNREACHABLE',
+  BACKEND_LOST: 'BACKEND_LOST',
+  BAD_HANDSHAKE: 'BAD_HANDSHAKE',
+  TLS_NOT_OFFERED: 'TLS_NOT_OFFERED',
+  MALFORMED_PACKET: 'MALFORMED_PACKET',
+  UNKNOWN_COMMAND: 'UNKNOWN_COMMAND',
+  SHUTTING_DOWN: 'SHUTTING_DOWN',
+} as const;
+export type ProxyErrorCode = (typeof ProxyErrorCode)[keyof typeof ProxyErrorCode];
+
+const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
+  // CR_CONN_HOST_ERROR: what a client itself reports when it cannot reach the server.
+  BACKEND_UNREACHABLE: { errno: 2003, sqlState: 'HY000' },
+  // CR_SERVER_LOST
+  BACKEND_LOST: { errno: 2013, sqlState: 'HY000' },
+  // ER_HANDSHAKE_ERROR
+  BAD_HANDSHAKE: { errno: 1043, sqlState: '08S01' },
+  TLS_NOT_OFFERED: { errno: 1043, sqlState: '08S01' },
+  // ER_NET_PACKETS_OUT_OF_ORDER is what the server says of a packet it cannot read.
+  MALFORMED_PACKET: { errno: 1156, sqlState: '08S01' },
+  // ER_UNKNOWN_COM_ERROR
+  UNKNOWN_COMMAND: { errno: 1047, sqlState: '08S01' },
+  // ER_SERVER_SHUTDOWN
+  SHUTTING_DOWN: { errno: 1053, sqlState: '08S01' },
+};
+
+/** An error of the proxy's own, ready to be put on the wire. */
+export class ProxyError extends Error {
+  readonly code: ProxyErrorCode;
+  readonly errno: number;
+  readonly sqlState: string;
+
+  constructor(code: ProxyErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.errno = wire[code].errno;
+    this.sqlState = wire[code].sqlState;
+  }
+
+  toErrInfo(): ErrInfo {
+    return { errno: this.errno, sqlState: this.sqlState, message: this.message };
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * OK, ERR and EOF packets.
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_ok_packet.html
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_err_packet.html
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_eof_packet.html
+ */
+import { PacketHeader } from './constants.ts';
+import { readLenencInt, writeLenencInt, lenencIntSize } from './lenenc.ts';
+import { encodePacket } from './packet.ts';
+
+/** Status flags and warning count of an OK packet (0x00 or 0xFE header) or an EOF packet. */
+export interface StatusInfo {
+  status: number;
+  warnings: number;
+}
+
+/** An EOF packet: 0xFE and fewer than 9 bytes; anything longer with 0xFE is an OK or a row. */
+export function isEofPayload(payload: Buffer): boolean {
+  return payload.length < 9 && payload[0] === PacketHeader.EOF;
+}
+
+/**
+ * Reads status and warnings from a terminating packet: an EOF packet when `eofFormat`, otherwise
+ * an OK packet. Returns null when the payload is too short to hold them.
+ */
+export function readStatus(payload: Buffer, eofFormat: boolean): StatusInfo | null {
+  if (eofFormat) {
+    if (payload.length < 5) return payload.length === 1 ? { status: 0, warnings: 0 } : null;
+    return { warnings: payload.readUInt16LE(1), status: payload.readUInt16LE(3) };
+  }
+  const affected = readLenencInt(payload, 1);
+  if (affected === null) return null;
+  const insertId = readLenencInt(payload, affected.end);
+  if (insertId === null || insertId.end + 4 > payload.length) return null;
+  return {
+    status: payload.readUInt16LE(insertId.end),
+    warnings: payload.readUInt16LE(insertId.end + 2),
+  };
+}
+
+/** An ERR packet's parts. */
+export interface ErrInfo {
+  errno: number;
+  sqlState: string;
+  message: string;
+}
+
+export function readErr(payload: Buffer): ErrInfo {
+  const errno = payload.length >= 3 ? payload.readUInt16LE(1) : 0;
+  if (payload[3] === 0x23 /* '#' */ && payload.length >= 9) {
+    return {
+      errno,
+      sqlState: payload.toString('latin1', 4, 9),
+      message: payload.toString('utf8', 9),
+    };
+  }
+  return { errno, sqlState: 'HY000', message: payload.toString('utf8', 3) };
+}
+
+/** Encodes an ERR packet with the SQLSTATE marker (clients accept it even before the handshake). */
+export function encodeErr(err: ErrInfo, sequenceId: number): Buffer {
+  const message = Buffer.from(err.message, 'utf8');
+  const payload = Buffer.allocUnsafe(9 + message.length);
+  payload[0] = PacketHeader.ERR;
+  payload.writeUInt16LE(err.errno, 1);
+  payload[3] = 0x23;
+  payload.write(err.sqlState.padEnd(5, '0').slice(0, 5), 4, 'latin1');
+  message.copy(payload, 9);
+  return encodePacket(payload, sequenceId);
+}
+
+/** Encodes an OK packet; `header` 0xFE makes it the EOF replacement of DEPRECATE_EOF. */
+export function encodeOk(
+  info: { affectedRows?: number; insertId?: number; status: number; warnings?: number; header?: number },
+  sequenceId: number,
+): Buffer {
+  const affected = info.affectedRows ?? 0;
+  const insertId = info.insertId ?? 0;
+  const payload = Buffer.allocUnsafe(1 + lenencIntSize(affected) + lenencIntSize(insertId) + 4);
+  payload[0] = info.header ?? PacketHeader.OK;
+  let pos = writeLenencInt(payload, 1, affected);
+  pos = writeLenencInt(payload, pos, insertId);
+  payload.writeUInt16LE(info.status, pos);
+  payload.writeUInt16LE(info.warnings ?? 0, pos + 2);
+  return encodePacket(payload, sequenceId);
+}
+
+/** Encodes a classic EOF packet. */
+export function encodeEof(info: StatusInfo, sequenceId: number): Buffer {
+  const payload = Buffer.allocUnsafe(5);
+  payload[0] = PacketHeader.EOF;
+  payload.writeUInt16LE(info.warnings, 1);
+  payload.writeUInt16LE(info.status, 3);
+  return encodePacket(payload, sequenceId);
+}

@@ -1,0 +1,75 @@
+/**
+ * Length-encoded integers and strings.
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_dt_integers.html
+ */
+
+/** A decoded value and the offset just past it. */
+export interface Decoded<T> {
+  value: T;
+  end: number;
+}
+
+/**
+ * Reads a length-encoded integer at `offset`. Values above 2^53 lose precision; the protocol only
+ * uses them for row counts and lengths, where that never happens in practice.
+ * Returns null when the buffer ends before the integer does, or on the 0xFB/0xFF markers.
+ */
+export function readLenencInt(buf: Buffer, offset: number): Decoded<number> | null {
+  if (offset >= buf.length) return null;
+  const first = buf[offset]!;
+  if (first < 0xfb) return { value: first, end: offset + 1 };
+  if (first === 0xfc) {
+    return offset + 3 <= buf.length ? { value: buf.readUInt16LE(offset + 1), end: offset + 3 } : null;
+  }
+  if (first === 0xfd) {
+    return offset + 4 <= buf.length ? { value: buf.readUIntLE(offset + 1, 3), end: offset + 4 } : null;
+  }
+  if (first === 0xfe) {
+    if (offset + 9 > buf.length) return null;
+    return { value: Number(buf.readBigUInt64LE(offset + 1)), end: offset + 9 };
+  }
+  return null;
+}
+
+/** The number of bytes a length-encoded integer takes. */
+export function lenencIntSize(value: number): number {
+  if (value < 0xfb) return 1;
+  if (value < 0x10000) return 3;
+  if (value < 0x1000000) return 4;
+  return 9;
+}
+
+/** Writes a length-encoded integer at `offset` and returns the offset just past it. */
+export function writeLenencInt(buf: Buffer, offset: number, value: number): number {
+  if (value < 0xfb) {
+    buf[offset] = value;
+    return offset + 1;
+  }
+  if (value < 0x10000) {
+    buf[offset] = 0xfc;
+    buf.writeUInt16LE(value, offset + 1);
+    return offset + 3;
+  }
+  if (value < 0x1000000) {
+    buf[offset] = 0xfd;
+    buf.writeUIntLE(value, offset + 1, 3);
+    return offset + 4;
+  }
+  buf[offset] = 0xfe;
+  buf.writeBigUInt64LE(BigInt(value), offset + 1);
+  return offset + 9;
+}
+
+/** Reads a length-encoded string as raw bytes (a view, not a copy). */
+export function readLenencBytes(buf: Buffer, offset: number): Decoded<Buffer> | null {
+  const length = readLenencInt(buf, offset);
+  if (length === null || length.end + length.value > buf.length) return null;
+  return { value: buf.subarray(length.end, length.end + length.value), end: length.end + length.value };
+}
+
+/** Reads a NUL-terminated string as raw bytes; a missing NUL ends the string at the buffer's end. */
+export function readNulBytes(buf: Buffer, offset: number): Decoded<Buffer> {
+  const nul = buf.indexOf(0, offset);
+  const stop = nul === -1 ? buf.length : nul;
+  return { value: buf.subarray(offset, stop), end: nul === -1 ? buf.length : nul + 1 };
+}

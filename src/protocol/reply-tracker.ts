@@ -1,0 +1,284 @@
+/**
+ * Knows where a command's reply ends. Fed the reply's packets one by one, it follows the shape
+ * the command implies — a single OK/ERR, result sets (text or binary, several when the
+ * more-results flag says so), a LOCAL INFILE exchange, a prepare reply, cursor fetches, or an
+ * authentication exchange — and says when the last packet has passed.
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_query_response.html
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_stmt_prepare.html
+ * @see https://mariadb.com/kb/en/result-set-packets/
+ */
+import { Command, MAX_PACKET_PAYLOAD, PacketHeader, ServerStatus } from './constants.ts';
+import type { FramedPacket } from './packet-framer.ts';
+import { readStatus } from './generic-packets.ts';
+import { readLenencInt } from './lenenc.ts';
+
+/** The shapes of reply a command can have. */
+export const ReplyShape = {
+  /** COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA, COM_QUIT: nothing comes back. */
+  NONE: 0,
+  /** Exactly one packet: OK, ERR, EOF, or COM_STATISTICS' string. */
+  SINGLE: 1,
+  /** COM_QUERY and COM_STMT_EXECUTE: OK, ERR, LOCAL INFILE, or result sets. */
+  RESULT: 2,
+  PREPARE: 3,
+  /** COM_STMT_FETCH: rows then a terminator. */
+  FETCH: 4,
+  /** COM_FIELD_LIST: column definitions then a terminator. */
+  FIELD_LIST: 5,
+  /** The connection phase and COM_CHANGE_USER: the server ends it with OK or ERR. */
+  AUTH: 6,
+} as const;
+export type ReplyShape = (typeof ReplyShape)[keyof typeof ReplyShape];
+
+/** The reply shape of each command the proxy follows; commands not listed are not followed. */
+export function replyShapeOf(command: number): ReplyShape | null {
+  switch (command) {
+    case Command.QUERY:
+    case Command.STMT_EXECUTE:
+    case Command.PROCESS_INFO:
+    case Command.STMT_BULK_EXECUTE:
+      return ReplyShape.RESULT;
+    case Command.STMT_PREPARE:
+      return ReplyShape.PREPARE;
+    case Command.STMT_FETCH:
+      return ReplyShape.FETCH;
+    case Command.FIELD_LIST:
+      return ReplyShape.FIELD_LIST;
+    case Command.CHANGE_USER:
+      return ReplyShape.AUTH;
+    case Command.QUIT:
+    case Command.STMT_CLOSE:
+    case Command.STMT_SEND_LONG_DATA:
+      return ReplyShape.NONE;
+    case Command.SLEEP:
+    case Command.INIT_DB:
+    case Command.CREATE_DB:
+    case Command.DROP_DB:
+    case Command.REFRESH:
+    case Command.SHUTDOWN:
+    case Command.STATISTICS:
+    case Command.CONNECT:
+    case Command.PROCESS_KILL:
+    case Command.DEBUG:
+    case Command.PING:
+    case Command.TIME:
+    case Command.DELAYED_INSERT:
+    case Command.STMT_RESET:
+    case Command.SET_OPTION:
+    case Command.RESET_CONNECTION:
+    case Command.REGISTER_SLAVE:
+    case Command.DAEMON:
+      return ReplyShape.SINGLE;
+    default:
+      return null;
+  }
+}
+
+const State = {
+  FIRST: 0,
+  COLUMNS: 1,
+  COLUMNS_EOF: 2,
+  ROWS: 3,
+  /** The client is sending a LOCAL INFILE file; an empty packet ends it. */
+  INFILE_UPLOAD: 4,
+  PREPARE_PARAMS: 5,
+  PREPARE_PARAMS_EOF: 6,
+  PREPARE_COLUMNS: 7,
+  PREPARE_COLUMNS_EOF: 8,
+  FIELDS: 9,
+  AUTH: 10,
+  DONE: 11,
+} as const;
+type State = (typeof State)[keyof typeof State];
+
+/** Packets whose first byte is ambiguous must be read whole; this is the largest we need to read. */
+export const TRACKER_INSPECT_LIMIT = 1 << 16;
+
+export class ReplyTracker {
+  readonly shape: ReplyShape;
+  readonly #deprecateEof: boolean;
+  readonly #binary: boolean;
+  #state: State;
+  #remaining = 0;
+  #prepareColumns = 0;
+  /** Status flags of the reply's last OK or EOF, or -1 when it had none (ERR or no status). */
+  status = -1;
+  /** The reply ended with an ERR packet. */
+  failed = false;
+  /** The statement id of a successful COM_STMT_PREPARE. */
+  statementId = -1;
+  /** Result sets and OKs so far. */
+  results = 0;
+
+  constructor(shape: ReplyShape, deprecateEof: boolean, command = 0) {
+    this.shape = shape;
+    this.#deprecateEof = deprecateEof;
+    this.#binary = command === Command.STMT_EXECUTE || command === Command.STMT_FETCH;
+    this.#state =
+      shape === ReplyShape.FETCH
+        ? State.ROWS
+        : shape === ReplyShape.FIELD_LIST
+          ? State.FIELDS
+          : shape === ReplyShape.AUTH
+            ? State.AUTH
+            : shape === ReplyShape.NONE
+              ? State.DONE
+              : State.FIRST;
+  }
+
+  get done(): boolean {
+    return this.#state === State.DONE;
+  }
+
+  /** The client, not the server, speaks next: file contents of LOAD DATA LOCAL, or auth data. */
+  get awaitsClient(): boolean {
+    return this.#state === State.INFILE_UPLOAD || this.#state === State.AUTH;
+  }
+
+  /**
+   * Feeds one packet of the server's reply; returns true when it was the reply's last.
+   * Throws on a packet that cannot belong to the reply (the connection is then beyond repair).
+   */
+  feedServer(packet: FramedPacket): boolean {
+    // The rest of a 16 MB+ payload: only rows and long strings are that big, they end nothing.
+    if (packet.continuation) return false;
+    const first = packet.firstByte;
+    switch (this.#state) {
+      case State.FIRST:
+        return this.#first(packet, first);
+      case State.COLUMNS:
+        if (--this.#remaining === 0) this.#state = this.#deprecateEof ? State.ROWS : State.COLUMNS_EOF;
+        return false;
+      case State.COLUMNS_EOF: {
+        if (first === PacketHeader.ERR) return this.#fail();
+        const info = readStatus(this.#payload(packet), true);
+        this.status = info?.status ?? 0;
+        // A cursor was opened: rows come later, through COM_STMT_FETCH.
+        if (this.#binary && this.status & ServerStatus.CURSOR_EXISTS) return this.#finishResult();
+        this.#state = State.ROWS;
+        return false;
+      }
+      case State.ROWS:
+        if (first === PacketHeader.ERR) return this.#fail();
+        // A row starting with 0xFE is at least 16 MB long, so its first packet is full-sized.
+        if (first === PacketHeader.EOF && packet.length < MAX_PACKET_PAYLOAD) {
+          const info = readStatus(this.#payload(packet), !this.#deprecateEof);
+          this.status = info?.status ?? 0;
+          return this.#finishResult();
+        }
+        return false;
+      case State.PREPARE_PARAMS:
+        if (--this.#remaining === 0) {
+          if (!this.#deprecateEof) this.#state = State.PREPARE_PARAMS_EOF;
+          else return this.#prepareColumnsNext();
+        }
+        return false;
+      case State.PREPARE_PARAMS_EOF:
+        return this.#prepareColumnsNext();
+      case State.PREPARE_COLUMNS:
+        if (--this.#remaining === 0) {
+          if (!this.#deprecateEof) this.#state = State.PREPARE_COLUMNS_EOF;
+          else return this.#finish();
+        }
+        return false;
+      case State.PREPARE_COLUMNS_EOF:
+        return this.#finish();
+      case State.FIELDS:
+        if (first === PacketHeader.ERR) return this.#fail();
+        if (first === PacketHeader.EOF && packet.length < MAX_PACKET_PAYLOAD) return this.#finish();
+        return false;
+      case State.AUTH:
+        if (first === PacketHeader.OK) {
+          this.status = readStatus(this.#payload(packet), false)?.status ?? -1;
+          return this.#finish();
+        }
+        if (first === PacketHeader.ERR) return this.#fail();
+        // An auth switch request (0xFE) or more auth data (0x01): the client answers.
+        return false;
+      case State.INFILE_UPLOAD:
+        throw new Error('server sent a packet while the client was sending a LOCAL INFILE file');
+      case State.DONE:
+        throw new Error('server sent a packet after the end of the reply');
+    }
+  }
+
+  /** Feeds a packet the client sent while {@link awaitsClient}. */
+  feedClient(packet: FramedPacket): void {
+    if (this.#state === State.INFILE_UPLOAD && !packet.continuation && packet.length === 0) {
+      this.#state = State.FIRST;
+    }
+  }
+
+  #first(packet: FramedPacket, first: number): boolean {
+    if (this.shape === ReplyShape.SINGLE) {
+      if (first === PacketHeader.ERR) return this.#fail();
+      if (first === PacketHeader.OK || first === PacketHeader.EOF) {
+        const payload = packet.payload;
+        if (payload !== null) this.status = readStatus(payload, first === PacketHeader.EOF && payload.length < 9)?.status ?? -1;
+      }
+      return this.#finish();
+    }
+    if (first === PacketHeader.ERR) return this.#fail();
+    const payload = this.#payload(packet);
+    if (this.shape === ReplyShape.PREPARE) {
+      if (first !== PacketHeader.OK || payload.length < 9) throw new Error('malformed COM_STMT_PREPARE reply');
+      this.statementId = payload.readUInt32LE(1);
+      this.#prepareColumns = payload.readUInt16LE(5);
+      this.#remaining = payload.readUInt16LE(7);
+      if (this.#remaining > 0) {
+        this.#state = State.PREPARE_PARAMS;
+        return false;
+      }
+      return this.#prepareColumnsNext();
+    }
+    if (first === PacketHeader.OK) {
+      this.status = readStatus(payload, false)?.status ?? 0;
+      return this.#finishResult();
+    }
+    if (first === PacketHeader.LOCAL_INFILE) {
+      this.#state = State.INFILE_UPLOAD;
+      return false;
+    }
+    const columns = readLenencInt(payload, 0);
+    if (columns === null || columns.value === 0) throw new Error('malformed result set header');
+    this.#remaining = columns.value;
+    this.#state = State.COLUMNS;
+    return false;
+  }
+
+  #prepareColumnsNext(): boolean {
+    if (this.#prepareColumns === 0) return this.#finish();
+    this.#remaining = this.#prepareColumns;
+    this.#state = State.PREPARE_COLUMNS;
+    return false;
+  }
+
+  /** One result (OK or result set) ended; another follows when the server says so. */
+  #finishResult(): boolean {
+    this.results++;
+    if (this.status & ServerStatus.MORE_RESULTS_EXISTS) {
+      this.#state = State.FIRST;
+      return false;
+    }
+    this.#state = State.DONE;
+    return true;
+  }
+
+  #finish(): boolean {
+    this.results++;
+    this.#state = State.DONE;
+    return true;
+  }
+
+  #fail(): boolean {
+    this.failed = true;
+    this.status = -1;
+    this.#state = State.DONE;
+    return true;
+  }
+
+  #payload(packet: FramedPacket): Buffer {
+    if (packet.payload === null) throw new Error(`reply packet of ${packet.length} bytes where a short one belongs`);
+    return packet.payload;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The main thread of the proxy: allocates the shared invalidation registry, starts the worker
+ * threads that each listen on the same port, replaces a worker that dies, and drains them all on
+ * shutdown.
+ */
+import { createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import type { BackendAddress } from './client-session.ts';
+import type { Logger } from './log.ts';
+import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
+
+export interface ProxyOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  backend: BackendAddress;
+  workers: number;
+  connectTimeoutMs: number;
+  /** How long a drain waits for commands in flight before connections are cut. */
+  drainTimeoutMs: number;
+  log: Logger;
+}
+
+export interface RunningProxy {
+  host: string;
+  port: number;
+  registry: InvalidationRegistry;
+  /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
+  close(): Promise<void>;
+}
+
+const workerUrl = new URL('./worker.ts', import.meta.url);
+
+/** Workers each bind the port themselves, so port 0 is resolved to one free port first. */
+async function resolvePort(host: string, port: number): Promise<number> {
+  if (port !== 0) return port;
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port: 0 }, () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const port = await resolvePort(options.host, options.port);
+  const registryBuffer = InvalidationRegistry.allocate();
+  const registry = new InvalidationRegistry(registryBuffer);
+  const workers = new Set<Worker>();
+  let closing = false;
+
+  const spawn = (index: number): Promise<Worker> =>
+    new Promise((resolve, reject) => {
+      const config: WorkerConfig = {
+        index,
+        host: options.host,
+        port,
+        backend: options.backend,
+        connectTimeoutMs: options.connectTimeoutMs,
+        registry: registryBuffer,
+      };
+      const worker = new Worker(workerUrl, { workerData: config });
+      workers.add(worker);
+      worker.on('message', (message: FromWorker) => {
+        if (message.type === 'listening') resolve(worker);
+        if (message.type === 'listen-failed') {
+          reject(new Error(`cannot listen on ${options.host}:${port}: ${message.message}`));
+          void worker.terminate();
+        }
+      });
+      worker.on('error', (error) => {
+        options.log.error(`worker ${index} failed: ${error.stack ?? error.message}`);
+        reject(error);
+      });
+      worker.on('exit', (code) => {
+        workers.delete(worker);
+        if (closing) return;
+        options.log.warn(`worker ${index} exited with code ${code}; starting a new one`);
+        spawn(index).catch((error: Error) => options.log.error(`worker ${index} could not restart: ${error.message}`));
+      });
+    });
+
+  try {
+    await Promise.all(Array.from({ length: options.workers }, (_, index) => spawn(index)));
+  } catch (error) {
+    closing = true;
+    await Promise.all([...workers].map((worker) => worker.terminate()));
+    throw error;
+  }
+
+  const close = async (): Promise<void> => {
+    if (closing) return;
+    closing = true;
+    const drained = [...workers].map(
+      (worker) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            options.log.warn('drain timed out; closing the remaining connections');
+            void worker.terminate().then(() => resolve());
+          }, options.drainTimeoutMs);
+          worker.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          worker.postMessage({ type: 'drain' } satisfies ToWorker);
+        }),
+    );
+    await Promise.all(drained);
+  };
+
+  return { host: options.host, port, registry, close };
+}

@@ -1,0 +1,59 @@
+/**
+ * A proxy worker thread: its own listener on the shared port (SO_REUSEPORT lets the kernel spread
+ * connections over workers) and its own sessions. It shares only the invalidation registry.
+ */
+import { createServer } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { ClientSession } from './client-session.ts';
+import { createLogger } from './log.ts';
+import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
+
+const config = workerData as WorkerConfig;
+const log = createLogger(`[worker ${config.index}] `);
+const port = parentPort!;
+const send = (message: FromWorker): void => port.postMessage(message);
+// The registry is wired in here so every worker maps the same shared area from the start.
+export const registry = new InvalidationRegistry(config.registry);
+
+const sessions = new Set<ClientSession>();
+let draining = false;
+
+const server = createServer({ noDelay: true }, (socket) => {
+  if (draining) {
+    socket.destroy();
+    return;
+  }
+  const session = new ClientSession(socket, {
+    backend: config.backend,
+    log,
+    connectTimeoutMs: config.connectTimeoutMs,
+  });
+  sessions.add(session);
+  session.onClose = () => {
+    sessions.delete(session);
+    if (draining && sessions.size === 0) finish();
+  };
+});
+
+server.on('error', (error) => {
+  send({ type: 'listen-failed', message: error.message });
+});
+
+server.listen({ host: config.host, port: config.port, reusePort: true }, () => send({ type: 'listening' }));
+
+function finish(): void {
+  send({ type: 'drained' });
+  port.close();
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type !== 'drain' || draining) return;
+  draining = true;
+  server.close();
+  if (sessions.size === 0) {
+    finish();
+    return;
+  }
+  for (const session of [...sessions]) session.drain();
+});
