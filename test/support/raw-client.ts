@@ -1,0 +1,267 @@
+/**
+ * A bare MySQL protocol client for tests: it logs in with mysql_native_password and returns each
+ * reply as the exact bytes the server (or the proxy) sent, so replies can be compared byte for
+ * byte. Reply ends are found with the project's ReplyTracker; tests check them independently by
+ * following every command with a COM_PING whose reply must be exactly one OK packet.
+ */
+import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { Capability, Command, PacketHeader } from '../../src/protocol/constants.ts';
+import { readErr } from '../../src/protocol/generic-packets.ts';
+import type { ErrInfo } from '../../src/protocol/generic-packets.ts';
+import { readNulBytes } from '../../src/protocol/lenenc.ts';
+import { encodePacket } from '../../src/protocol/packet.ts';
+import { PacketFramer } from '../../src/protocol/packet-framer.ts';
+import { ReplyTracker, replyShapeOf } from '../../src/protocol/reply-tracker.ts';
+
+export interface RawClientOptions {
+  host: string;
+  port: number;
+  user: string;
+  password?: string;
+  database?: string | null;
+  deprecateEof?: boolean;
+  /** Extra capability bits to request. */
+  extraCapabilities?: number;
+}
+
+/** One physical packet as received: header and payload. */
+export interface RawPacket {
+  sequenceId: number;
+  payload: Buffer;
+}
+
+export function nativePasswordScramble(password: string, scramble: Buffer): Buffer {
+  if (password === '') return Buffer.alloc(0);
+  const sha1 = (data: Buffer): Buffer => createHash('sha1').update(data).digest();
+  const stage1 = sha1(Buffer.from(password, 'utf8'));
+  const stage2 = sha1(stage1);
+  const mix = sha1(Buffer.concat([scramble, stage2]));
+  return Buffer.from(stage1.map((byte, i) => byte ^ mix[i]!));
+}
+
+export class LoginError extends Error {
+  readonly err: ErrInfo;
+  constructor(err: ErrInfo) {
+    super(`${err.errno} (${err.sqlState}): ${err.message}`);
+    this.err = err;
+  }
+}
+
+export class RawClient {
+  readonly socket: Socket;
+  readonly #framer: PacketFramer;
+  readonly #queue: RawPacket[] = [];
+  #wake: (() => void) | null = null;
+  #closed = false;
+  #error: Error | null = null;
+  deprecateEof = false;
+  /** Every byte received, for tests that look at the stream as a whole. */
+  received: Buffer[] = [];
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    this.#framer = new PacketFramer((packet) => {
+      this.#queue.push({ sequenceId: packet.sequenceId, payload: Buffer.from(packet.payload!) });
+    });
+    socket.on('data', (chunk: Buffer) => {
+      this.received.push(chunk);
+      this.#framer.push(chunk);
+      this.#notify();
+    });
+    socket.on('close', () => {
+      this.#closed = true;
+      this.#notify();
+    });
+    socket.on('error', (error) => {
+      this.#error = error;
+    });
+  }
+
+  /** Opens a socket without logging in. */
+  static async open(host: string, port: number): Promise<RawClient> {
+    const socket = connect({ host, port, noDelay: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    return new RawClient(socket);
+  }
+
+  static async connect(options: RawClientOptions): Promise<RawClient> {
+    const client = await RawClient.open(options.host, options.port);
+    await client.login(options);
+    return client;
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  /** The next physical packet, or null once the connection closed. */
+  async readPacket(timeoutMs = 30_000): Promise<RawPacket | null> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#queue.length === 0) {
+      if (this.#closed) return null;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error('timed out waiting for a packet');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return this.#queue.shift()!;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get error(): Error | null {
+    return this.#error;
+  }
+
+  send(payload: Buffer, sequenceId = 0): void {
+    this.socket.write(encodePacket(payload, sequenceId));
+  }
+
+  async login(options: RawClientOptions): Promise<void> {
+    const greeting = await this.readPacket();
+    if (greeting === null) throw new Error('connection closed before the greeting');
+    if (greeting.payload[0] === PacketHeader.ERR) throw new LoginError(readErr(greeting.payload));
+    const payload = greeting.payload;
+    const version = readNulBytes(payload, 1);
+    const scramble1 = payload.subarray(version.end + 4, version.end + 12);
+    const capsLow = version.end + 13;
+    const serverCaps = (payload.readUInt16LE(capsLow) | (payload.readUInt16LE(capsLow + 5) << 16)) >>> 0;
+    const scramble2Start = capsLow + 18;
+    const scramble2 = payload.subarray(scramble2Start, scramble2Start + 12);
+    const scramble = Buffer.concat([scramble1, scramble2]);
+
+    this.deprecateEof = (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
+    let caps =
+      Capability.LONG_FLAG |
+      Capability.PROTOCOL_41 |
+      Capability.TRANSACTIONS |
+      Capability.SECURE_CONNECTION |
+      Capability.MULTI_STATEMENTS |
+      Capability.MULTI_RESULTS |
+      Capability.PS_MULTI_RESULTS |
+      Capability.PLUGIN_AUTH |
+      Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
+      Capability.LOCAL_FILES |
+      Capability.CLIENT_MYSQL |
+      (options.extraCapabilities ?? 0);
+    if (this.deprecateEof) caps |= Capability.DEPRECATE_EOF;
+    if (options.database) caps |= Capability.CONNECT_WITH_DB;
+    caps = (caps & (serverCaps | Capability.CLIENT_MYSQL)) >>> 0;
+
+    const auth = nativePasswordScramble(options.password ?? '', scramble);
+    const parts: Buffer[] = [];
+    const fixed = Buffer.alloc(32);
+    fixed.writeUInt32LE(caps, 0);
+    fixed.writeUInt32LE(1 << 24, 4);
+    fixed[8] = 45; // utf8mb4_general_ci
+    parts.push(fixed, Buffer.from(`${options.user}\0`), Buffer.from([auth.length]), auth);
+    if (options.database) parts.push(Buffer.from(`${options.database}\0`));
+    parts.push(Buffer.from('mysql_native_password\0'));
+    this.send(Buffer.concat(parts), greeting.sequenceId + 1);
+
+    for (;;) {
+      const reply = await this.readPacket();
+      if (reply === null) throw new Error('connection closed during authentication');
+      const first = reply.payload[0];
+      if (first === PacketHeader.OK) return;
+      if (first === PacketHeader.ERR) throw new LoginError(readErr(reply.payload));
+      if (first === PacketHeader.EOF) {
+        // Auth switch: plugin name, then the new scramble.
+        const plugin = readNulBytes(reply.payload, 1);
+        if (plugin.value.toString() !== 'mysql_native_password') {
+          throw new Error(`unsupported auth plugin ${plugin.value.toString()}`);
+        }
+        const newScramble = reply.payload.subarray(plugin.end, plugin.end + 20);
+        this.send(nativePasswordScramble(options.password ?? '', newScramble), reply.sequenceId + 1);
+        continue;
+      }
+      throw new Error(`unexpected packet 0x${first?.toString(16)} during authentication`);
+    }
+  }
+
+  /**
+   * Sends a command and returns its reply's packets. `onLocalInfile` supplies the file contents
+   * when the server asks for a LOCAL INFILE.
+   */
+  async command(payload: Buffer, onLocalInfile?: (fileName: string) => Buffer): Promise<RawPacket[]> {
+    const command = payload[0]!;
+    const shape = replyShapeOf(command);
+    if (shape === null) throw new Error(`command 0x${command.toString(16)} has no known reply shape`);
+    const tracker = new ReplyTracker(shape, this.deprecateEof, command);
+    this.send(payload);
+    const packets: RawPacket[] = [];
+    const framer = new PacketFramer((packet) => {
+      tracker.feedServer(packet);
+    });
+    while (!tracker.done) {
+      const packet = await this.readPacket();
+      if (packet === null) throw new Error(`connection closed mid-reply after ${packets.length} packets`);
+      packets.push(packet);
+      framer.push(encodePacketHeaderOnly(packet));
+      if (tracker.awaitsClient && !tracker.done) {
+        const fileName = packet.payload.subarray(1).toString();
+        const contents = onLocalInfile?.(fileName) ?? Buffer.alloc(0);
+        let sequenceId = packet.sequenceId + 1;
+        for (let offset = 0; offset < contents.length; offset += 65536) {
+          const part = contents.subarray(offset, offset + 65536);
+          this.send(part, sequenceId);
+          sequenceId = (sequenceId + 1) & 0xff;
+        }
+        this.send(Buffer.alloc(0), sequenceId);
+        tracker.feedClient({ sequenceId, length: 0, continuation: false, firstByte: -1, payload: Buffer.alloc(0), raw: null, end: 0 });
+      }
+    }
+    return packets;
+  }
+
+  query(sql: string): Promise<RawPacket[]> {
+    return this.command(Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql, 'utf8')]));
+  }
+
+  /** Sends a command that has no reply (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA). */
+  sendOnly(payload: Buffer): void {
+    this.send(payload);
+  }
+
+  close(): void {
+    if (!this.#closed) this.socket.end(encodePacket(Buffer.from([Command.QUIT]), 0));
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Re-frames a received packet so the tracker sees it exactly as it came. */
+function encodePacketHeaderOnly(packet: RawPacket): Buffer {
+  const out = Buffer.allocUnsafe(packet.payload.length + 4);
+  out.writeUIntLE(packet.payload.length, 0, 3);
+  out[3] = packet.sequenceId;
+  packet.payload.copy(out, 4);
+  return out;
+}
+
+/** Flattens a reply into one buffer with headers, as it was on the wire. */
+export function replyBytes(packets: RawPacket[]): Buffer {
+  return Buffer.concat(packets.map(encodePacketHeaderOnly));
+}
+
+/** The ERR of a reply, or null. */
+export function replyError(packets: RawPacket[]): ErrInfo | null {
+  const last = packets.at(-1);
+  return last !== undefined && last.payload[0] === PacketHeader.ERR ? readErr(last.payload) : null;
+}
