@@ -7,7 +7,6 @@ import type { ErrInfo } from './generic-packets.ts';
 
 export const ProxyErrorCode = {
   BACKEND_UNREACHABLE: 'BACKEND_UNREACHABLE',
-  BACKEND_LOST: 'BACKEND_LOST',
   BAD_HANDSHAKE: 'BAD_HANDSHAKE',
   TLS_NOT_OFFERED: 'TLS_NOT_OFFERED',
   MALFORMED_PACKET: 'MALFORMED_PACKET',
@@ -17,10 +16,9 @@ export const ProxyErrorCode = {
 export type ProxyErrorCode = (typeof ProxyErrorCode)[keyof typeof ProxyErrorCode];
 
 const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
-  // CR_CONN_HOST_ERROR: what a client itself reports when it cannot reach the server.
-  BACKEND_UNREACHABLE: { errno: 2003, sqlState: 'HY000' },
-  // CR_SERVER_LOST
-  BACKEND_LOST: { errno: 2013, sqlState: 'HY000' },
+  // ER_CONNECT_TO_FOREIGN_DATA_SOURCE, with the text of the client's own 2003. Errnos 2000-2999
+  // are the client library's: libmariadb rejects a server packet carrying one as malformed.
+  BACKEND_UNREACHABLE: { errno: 1429, sqlState: 'HY000' },
   // ER_HANDSHAKE_ERROR
   BAD_HANDSHAKE: { errno: 1043, sqlState: '08S01' },
   TLS_NOT_OFFERED: { errno: 1043, sqlState: '08S01' },

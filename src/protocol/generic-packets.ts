@@ -57,15 +57,22 @@ export function readErr(payload: Buffer): ErrInfo {
   return { errno, sqlState: 'HY000', message: payload.toString('utf8', 3) };
 }
 
-/** Encodes an ERR packet with the SQLSTATE marker (clients accept it even before the handshake). */
-export function encodeErr(err: ErrInfo, sequenceId: number): Buffer {
+/**
+ * Encodes an ERR packet. Before the handshake there is no SQLSTATE marker, as the server sends
+ * it: libmariadb rejects a marker there as a malformed packet, and every client then assumes
+ * HY000.
+ */
+export function encodeErr(err: ErrInfo, sequenceId: number, beforeHandshake = false): Buffer {
   const message = Buffer.from(err.message, 'utf8');
-  const payload = Buffer.allocUnsafe(9 + message.length);
+  const stateLength = beforeHandshake ? 0 : 6;
+  const payload = Buffer.allocUnsafe(3 + stateLength + message.length);
   payload[0] = PacketHeader.ERR;
   payload.writeUInt16LE(err.errno, 1);
-  payload[3] = 0x23;
-  payload.write(err.sqlState.padEnd(5, '0').slice(0, 5), 4, 'latin1');
-  message.copy(payload, 9);
+  if (!beforeHandshake) {
+    payload[3] = 0x23;
+    payload.write(err.sqlState.padEnd(5, '0').slice(0, 5), 4, 'latin1');
+  }
+  message.copy(payload, 3 + stateLength);
   return encodePacket(payload, sequenceId);
 }
 

@@ -76,10 +76,10 @@ export class ClientSession {
     client.on('close', () => this.close());
 
     this.#backend = connect({ host: options.backend.host, port: options.backend.port, noDelay: true });
+    // Bounded until the greeting: a backend that accepts but never speaks must not hang clients.
     this.#backend.setTimeout(options.connectTimeoutMs, () => {
-      this.#backend.destroy(new Error(`connect timed out after ${options.connectTimeoutMs} ms`));
+      this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`));
     });
-    this.#backend.once('connect', () => this.#backend.setTimeout(0));
     this.#backend.on('data', (chunk: Buffer) => this.#guard(() => this.#onBackendData(chunk)));
     this.#backend.on('drain', () => {
       if (!this.#draining) this.#client.resume();
@@ -249,9 +249,13 @@ export class ClientSession {
     }
     const greeting = restrictGreeting(packet.payload!);
     if (greeting === null) {
-      this.#failClient(new ProxyError(ProxyErrorCode.BACKEND_LOST, 'The backend sent a greeting nicecache cannot read'), 0);
+      this.#failClient(
+        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `The server at ${this.#describeBackend()} sent a greeting nicecache cannot read`),
+        0,
+      );
       return;
     }
+    this.#backend.setTimeout(0);
     this.#greeting = greeting;
     this.#phase = Phase.HANDSHAKE_RESPONSE;
     this.#toClient(raw);
@@ -266,10 +270,9 @@ export class ClientSession {
   #onBackendError(error: NodeJS.ErrnoException): void {
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
-      const { host, port } = this.#options.backend;
-      const reason = error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `${error.code ?? ''} "${error.message}"`;
+      const reason = error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `"${error.message}"`;
       this.#failClient(
-        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `Can't connect to server on '${host}:${port}' (${reason})`),
+        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `Can't connect to server on '${this.#describeBackend()}' (${reason})`),
         0,
       );
       return;
@@ -281,11 +284,18 @@ export class ClientSession {
   #onBackendClose(): void {
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
-      this.#failClient(new ProxyError(ProxyErrorCode.BACKEND_LOST, 'Lost connection to the backend before its greeting'), 0);
+      this.#failClient(
+        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `Lost connection to server on '${this.#describeBackend()}' before its greeting`),
+        0,
+      );
       return;
     }
     // Mid-reply or idle, the client sees its connection close, as it would with the server.
     this.close();
+  }
+
+  #describeBackend(): string {
+    return `${this.#options.backend.host}:${this.#options.backend.port}`;
   }
 
   /** Sends the client an error of the proxy's own and closes the connection. */
@@ -293,7 +303,7 @@ export class ClientSession {
     if (this.#phase === Phase.CLOSED) return;
     this.#options.log.debug(`closing client: ${error.code}: ${error.message}`);
     this.#sentToClient = true;
-    this.#client.write(encodeErr(error.toErrInfo(), sequenceId));
+    this.#client.write(encodeErr(error.toErrInfo(), sequenceId, this.#phase === Phase.GREETING));
     this.close();
   }
 

@@ -186,7 +186,9 @@ function findInstallDb(mariadbd: string): string {
 // --- server settings --------------------------------------------------------------------------
 
 /** mariadbd treats dashes and underscores alike; normalising lets a caller's key replace ours. */
-function mergeSettings(overrides: Record<string, ServerOptionValue>): Map<string, ServerOptionValue> {
+function mergeSettings(
+  overrides: Record<string, ServerOptionValue>,
+): Map<string, ServerOptionValue> {
   const merged = new Map(Object.entries(DEFAULT_SERVER_OPTIONS));
   for (const [key, value] of Object.entries(overrides)) merged.set(key.replaceAll('-', '_'), value);
   return merged;
@@ -264,8 +266,8 @@ async function runToCompletion(
 ): Promise<void> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = createOutputTail(log);
-  child.stdout!.on('data', output.add);
-  child.stderr!.on('data', output.add);
+  child.stdout.on('data', output.add);
+  child.stderr.on('data', output.add);
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
   const exited = exitOf(child);
@@ -331,8 +333,7 @@ interface RunningChild {
 }
 
 type Launch =
-  | { kind: 'running'; server: RunningChild }
-  | { kind: 'failed'; reason: string; output: string };
+  { kind: 'running'; server: RunningChild } | { kind: 'failed'; reason: string; output: string };
 
 async function launchServer(
   mariadbd: string,
@@ -345,8 +346,8 @@ async function launchServer(
   const child = spawn(mariadbd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = exitOf(child);
   const output = createOutputTail(log);
-  child.stdout!.on('data', output.add);
-  child.stderr!.on('data', output.add);
+  child.stdout.on('data', output.add);
+  child.stderr.on('data', output.add);
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
   trackForExit(child, directory);
@@ -372,8 +373,8 @@ async function launchServer(
 
   // The server must not keep the caller's process alive; the exit hook stops it instead.
   child.unref();
-  (child.stdout as Socket | null)?.unref();
-  (child.stderr as Socket | null)?.unref();
+  (child.stdout as Socket).unref();
+  (child.stderr as Socket).unref();
   return { kind: 'running', server: { child, exited } };
 }
 

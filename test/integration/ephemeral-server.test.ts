@@ -9,7 +9,7 @@ function ourTempDirectories(): string[] {
   return readdirSync(tmpdir()).filter((name) => name.startsWith('nicecache-mariadb-'));
 }
 
-test('serves the given options over TCP and leaves nothing behind after stop', async () => {
+void test('serves the given options over TCP and leaves nothing behind after stop', async () => {
   const server = await startEphemeralServer({
     serverOptions: { query_cache_type: 1, query_cache_size: '16M' },
   });
@@ -22,14 +22,14 @@ test('serves the given options over TCP and leaves nothing behind after stop', a
       password: server.password,
     });
     try {
-      const [settings] = (await connection.query(
-        'SELECT @@query_cache_type AS type, @@query_cache_size AS size, @@port AS port',
-      )) as { type: string; size: bigint | number; port: bigint | number }[];
+      const [settings] = await connection.query<
+        { type: string; size: bigint | number; port: bigint | number }[]
+      >('SELECT @@query_cache_type AS type, @@query_cache_size AS size, @@port AS port');
       assert.equal(settings?.type, 'ON');
       assert.equal(Number(settings?.size), 16 * 1024 * 1024);
       assert.equal(Number(settings?.port), server.port);
 
-      const databases = (await connection.query("SHOW DATABASES LIKE 'test'")) as unknown[];
+      const databases = await connection.query<unknown[]>("SHOW DATABASES LIKE 'test'");
       assert.equal(databases.length, 1);
     } finally {
       await connection.end();
@@ -42,13 +42,13 @@ test('serves the given options over TCP and leaves nothing behind after stop', a
   assert.equal(existsSync(server.directory), false);
 });
 
-test('names the packages to install when mariadbd is missing', async () => {
+void test('names the packages to install when mariadbd is missing', async () => {
   await assert.rejects(startEphemeralServer({ mariadbd: '/nonexistent/sbin/mariadbd' }), {
     message: /apt-get install mariadb-server mariadb-client/,
   });
 });
 
-test('reports the server log and removes its directory when the server cannot start', async () => {
+void test('reports the server log and removes its directory when the server cannot start', async () => {
   const before = new Set(ourTempDirectories());
   await assert.rejects(
     startEphemeralServer({ serverOptions: { no_such_setting_anywhere: 1 } }),
