@@ -22,7 +22,8 @@ export class InvalidationRegistry {
 
   /** Allocates the shared area; the main thread does this once and hands the buffer to workers. */
   static allocate(slots = DEFAULT_REGISTRY_SLOTS): SharedArrayBuffer {
-    if (slots <= 0 || (slots & (slots - 1)) !== 0) throw new RangeError('slots must be a power of two');
+    if (slots <= 0 || (slots & (slots - 1)) !== 0)
+      throw new RangeError('slots must be a power of two');
     return new SharedArrayBuffer((HEADER_WORDS + 2 * slots) * Int32Array.BYTES_PER_ELEMENT);
   }
 

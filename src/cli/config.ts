@@ -21,11 +21,41 @@ export interface ProxyConfig {
 
 /** Each option: its flag, environment variable, config-file key, default and help text. */
 export const proxyOptionSpecs = [
-  { flag: 'listen', env: 'NICECACHE_LISTEN', value: 'HOST:PORT', fallback: '127.0.0.1:6033', help: 'where clients connect' },
-  { flag: 'backend', env: 'NICECACHE_BACKEND', value: 'HOST:PORT', fallback: '127.0.0.1:3306', help: 'the MySQL or MariaDB server behind the proxy' },
-  { flag: 'workers', env: 'NICECACHE_WORKERS', value: 'N', fallback: String(availableParallelism()), help: 'worker threads, each listening on the same port (default: the number of cores)' },
-  { flag: 'connect-timeout', env: 'NICECACHE_CONNECT_TIMEOUT', value: 'MS', fallback: '5000', help: 'how long to wait for the backend before a client gets error 2003' },
-  { flag: 'drain-timeout', env: 'NICECACHE_DRAIN_TIMEOUT', value: 'MS', fallback: '10000', help: 'on SIGTERM/SIGINT, how long running commands may take before connections are cut' },
+  {
+    flag: 'listen',
+    env: 'NICECACHE_LISTEN',
+    value: 'HOST:PORT',
+    fallback: '127.0.0.1:6033',
+    help: 'where clients connect',
+  },
+  {
+    flag: 'backend',
+    env: 'NICECACHE_BACKEND',
+    value: 'HOST:PORT',
+    fallback: '127.0.0.1:3306',
+    help: 'the MySQL or MariaDB server behind the proxy',
+  },
+  {
+    flag: 'workers',
+    env: 'NICECACHE_WORKERS',
+    value: 'N',
+    fallback: String(availableParallelism()),
+    help: 'worker threads, each listening on the same port (default: the number of cores)',
+  },
+  {
+    flag: 'connect-timeout',
+    env: 'NICECACHE_CONNECT_TIMEOUT',
+    value: 'MS',
+    fallback: '5000',
+    help: 'how long to wait for the backend before a client gets error 2003',
+  },
+  {
+    flag: 'drain-timeout',
+    env: 'NICECACHE_DRAIN_TIMEOUT',
+    value: 'MS',
+    fallback: '10000',
+    help: 'on SIGTERM/SIGINT, how long running commands may take before connections are cut',
+  },
 ] as const;
 
 export class ConfigError extends Error {}
@@ -40,7 +70,9 @@ export function parseHostPort(text: string, what: string): HostPort {
 function parsePositiveInt(text: string, what: string, allowZero = false): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new ConfigError(`${what}: expected a ${allowZero ? 'non-negative' : 'positive'} integer, got '${text}'`);
+    throw new ConfigError(
+      `${what}: expected a ${allowZero ? 'non-negative' : 'positive'} integer, got '${text}'`,
+    );
   }
   return value;
 }
@@ -65,8 +97,14 @@ function readConfigFile(path: string): Record<string, string> {
 }
 
 /** Parses `proxy` arguments; returns null when --help was asked for. */
-export function parseProxyConfig(args: string[], env: NodeJS.ProcessEnv = process.env): ProxyConfig | null {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' }, help: { type: 'boolean' } };
+export function parseProxyConfig(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ProxyConfig | null {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    config: { type: 'string' },
+    help: { type: 'boolean' },
+  };
   for (const spec of proxyOptionSpecs) options[spec.flag] = { type: 'string' };
   let parsed;
   try {

@@ -2,11 +2,13 @@
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
 import { ConfigError, parseProxyConfig, proxyHelp } from './config.ts';
+import { runMariadb } from './mariadb-command.ts';
 
 const usage = `Usage: nicecache <command> [options]
 
 Commands:
   proxy    run the caching proxy in front of a MySQL or MariaDB server
+  mariadb  run a throwaway MariaDB server (for tests and benchmarks)
   help     this text
 
 'nicecache <command> --help' explains a command's options.`;
@@ -56,6 +58,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'proxy':
       return runProxy(rest);
+    case 'mariadb':
+      return runMariadb(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -78,7 +78,13 @@ export function encodeErr(err: ErrInfo, sequenceId: number, beforeHandshake = fa
 
 /** Encodes an OK packet; `header` 0xFE makes it the EOF replacement of DEPRECATE_EOF. */
 export function encodeOk(
-  info: { affectedRows?: number; insertId?: number; status: number; warnings?: number; header?: number },
+  info: {
+    affectedRows?: number;
+    insertId?: number;
+    status: number;
+    warnings?: number;
+    header?: number;
+  },
   sequenceId: number,
 ): Buffer {
   const affected = info.affectedRows ?? 0;

@@ -74,9 +74,10 @@ export function parseGreeting(payload: Buffer): Greeting | null {
   if (capabilities & Capability.PLUGIN_AUTH) {
     const authDataLength = payload[layout.capabilitiesHigh + 2]!;
     const scramble2 = Math.max(13, authDataLength - 8);
-    authPluginName = readNulBytes(payload, layout.mariaDbCapabilities + 4 + scramble2).value.toString(
-      'latin1',
-    );
+    authPluginName = readNulBytes(
+      payload,
+      layout.mariaDbCapabilities + 4 + scramble2,
+    ).value.toString('latin1');
   }
   return {
     serverVersion: version.value.toString('latin1'),
@@ -101,7 +102,8 @@ export function restrictGreeting(payload: Buffer): Greeting | null {
   payload.writeUInt16LE(greeting.capabilities & 0xffff, layout.capabilitiesLow);
   payload.writeUInt16LE(greeting.capabilities >>> 16, layout.capabilitiesHigh);
   if ((greeting.capabilities & Capability.CLIENT_MYSQL) === 0) {
-    greeting.mariaDbCapabilities = (greeting.mariaDbCapabilities & ~STRIPPED_MARIADB_CAPABILITIES) >>> 0;
+    greeting.mariaDbCapabilities =
+      (greeting.mariaDbCapabilities & ~STRIPPED_MARIADB_CAPABILITIES) >>> 0;
     payload.writeUInt32LE(greeting.mariaDbCapabilities, layout.mariaDbCapabilities);
   }
   return greeting;
@@ -126,7 +128,10 @@ export function isSslRequest(payload: Buffer): boolean {
  * offered: what the server then agrees to is exactly what the proxy understands.
  * Returns null for a payload too short or a pre-4.1 client.
  */
-export function restrictHandshakeResponse(payload: Buffer, offered: Greeting): HandshakeResponse | null {
+export function restrictHandshakeResponse(
+  payload: Buffer,
+  offered: Greeting,
+): HandshakeResponse | null {
   if (payload.length < 33) return null;
   const requested = payload.readUInt32LE(0);
   if ((requested & Capability.PROTOCOL_41) === 0) return null;

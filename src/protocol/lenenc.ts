@@ -19,10 +19,14 @@ export function readLenencInt(buf: Buffer, offset: number): Decoded<number> | nu
   const first = buf[offset]!;
   if (first < 0xfb) return { value: first, end: offset + 1 };
   if (first === 0xfc) {
-    return offset + 3 <= buf.length ? { value: buf.readUInt16LE(offset + 1), end: offset + 3 } : null;
+    return offset + 3 <= buf.length
+      ? { value: buf.readUInt16LE(offset + 1), end: offset + 3 }
+      : null;
   }
   if (first === 0xfd) {
-    return offset + 4 <= buf.length ? { value: buf.readUIntLE(offset + 1, 3), end: offset + 4 } : null;
+    return offset + 4 <= buf.length
+      ? { value: buf.readUIntLE(offset + 1, 3), end: offset + 4 }
+      : null;
   }
   if (first === 0xfe) {
     if (offset + 9 > buf.length) return null;
@@ -64,7 +68,10 @@ export function writeLenencInt(buf: Buffer, offset: number, value: number): numb
 export function readLenencBytes(buf: Buffer, offset: number): Decoded<Buffer> | null {
   const length = readLenencInt(buf, offset);
   if (length === null || length.end + length.value > buf.length) return null;
-  return { value: buf.subarray(length.end, length.end + length.value), end: length.end + length.value };
+  return {
+    value: buf.subarray(length.end, length.end + length.value),
+    end: length.end + length.value,
+  };
 }
 
 /** Reads a NUL-terminated string as raw bytes; a missing NUL ends the string at the buffer's end. */

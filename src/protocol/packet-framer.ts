@@ -133,7 +133,13 @@ export class PacketFramer {
     }
   }
 
-  #emit(length: number, sequenceId: number, firstByte: number, raw: Buffer | null, end: number): void {
+  #emit(
+    length: number,
+    sequenceId: number,
+    firstByte: number,
+    raw: Buffer | null,
+    end: number,
+  ): void {
     const packet = this.#packet;
     packet.sequenceId = sequenceId;
     packet.length = length;

@@ -147,7 +147,8 @@ export class ReplyTracker {
       case State.FIRST:
         return this.#first(packet, first);
       case State.COLUMNS:
-        if (--this.#remaining === 0) this.#state = this.#deprecateEof ? State.ROWS : State.COLUMNS_EOF;
+        if (--this.#remaining === 0)
+          this.#state = this.#deprecateEof ? State.ROWS : State.COLUMNS_EOF;
         return false;
       case State.COLUMNS_EOF: {
         if (first === PacketHeader.ERR) return this.#fail();
@@ -214,14 +215,17 @@ export class ReplyTracker {
       if (first === PacketHeader.ERR) return this.#fail();
       if (first === PacketHeader.OK || first === PacketHeader.EOF) {
         const payload = packet.payload;
-        if (payload !== null) this.status = readStatus(payload, first === PacketHeader.EOF && payload.length < 9)?.status ?? -1;
+        if (payload !== null)
+          this.status =
+            readStatus(payload, first === PacketHeader.EOF && payload.length < 9)?.status ?? -1;
       }
       return this.#finish();
     }
     if (first === PacketHeader.ERR) return this.#fail();
     const payload = this.#payload(packet);
     if (this.shape === ReplyShape.PREPARE) {
-      if (first !== PacketHeader.OK || payload.length < 9) throw new Error('malformed COM_STMT_PREPARE reply');
+      if (first !== PacketHeader.OK || payload.length < 9)
+        throw new Error('malformed COM_STMT_PREPARE reply');
       this.statementId = payload.readUInt32LE(1);
       this.#prepareColumns = payload.readUInt16LE(5);
       this.#remaining = payload.readUInt16LE(7);
@@ -278,7 +282,8 @@ export class ReplyTracker {
   }
 
   #payload(packet: FramedPacket): Buffer {
-    if (packet.payload === null) throw new Error(`reply packet of ${packet.length} bytes where a short one belongs`);
+    if (packet.payload === null)
+      throw new Error(`reply packet of ${packet.length} bytes where a short one belongs`);
     return packet.payload;
   }
 }

@@ -12,11 +12,20 @@ import { connect } from 'node:net';
 import { Capability, Command, PacketHeader } from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
-import { isSslRequest, restrictGreeting, restrictHandshakeResponse } from '../protocol/handshake.ts';
+import {
+  isSslRequest,
+  restrictGreeting,
+  restrictHandshakeResponse,
+} from '../protocol/handshake.ts';
 import type { Greeting } from '../protocol/handshake.ts';
 import type { FramedPacket } from '../protocol/packet-framer.ts';
 import { PacketFramer } from '../protocol/packet-framer.ts';
-import { ReplyShape, ReplyTracker, TRACKER_INSPECT_LIMIT, replyShapeOf } from '../protocol/reply-tracker.ts';
+import {
+  ReplyShape,
+  ReplyTracker,
+  TRACKER_INSPECT_LIMIT,
+  replyShapeOf,
+} from '../protocol/reply-tracker.ts';
 import type { Logger } from './log.ts';
 
 export interface BackendAddress {
@@ -65,7 +74,10 @@ export class ClientSession {
     this.#client = client;
     this.#options = options;
     this.#clientFramer = new PacketFramer((packet) => this.#onClientPacket(packet));
-    this.#backendFramer = new PacketFramer((packet) => this.#onBackendPacket(packet), TRACKER_INSPECT_LIMIT);
+    this.#backendFramer = new PacketFramer(
+      (packet) => this.#onBackendPacket(packet),
+      TRACKER_INSPECT_LIMIT,
+    );
 
     client.setNoDelay(true);
     // Nothing is read from the client before the backend has greeted it.
@@ -75,7 +87,11 @@ export class ClientSession {
     client.on('error', () => this.close());
     client.on('close', () => this.close());
 
-    this.#backend = connect({ host: options.backend.host, port: options.backend.port, noDelay: true });
+    this.#backend = connect({
+      host: options.backend.host,
+      port: options.backend.port,
+      noDelay: true,
+    });
     // Bounded until the greeting: a backend that accepts but never speaks must not hang clients.
     this.#backend.setTimeout(options.connectTimeoutMs, () => {
       this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`));
@@ -156,7 +172,10 @@ export class ClientSession {
       return;
     }
     if (packet.length === 0) {
-      this.#failClient(new ProxyError(ProxyErrorCode.MALFORMED_PACKET, 'Empty command packet'), packet.sequenceId + 1);
+      this.#failClient(
+        new ProxyError(ProxyErrorCode.MALFORMED_PACKET, 'Empty command packet'),
+        packet.sequenceId + 1,
+      );
       return;
     }
     const command = packet.firstByte;
@@ -169,7 +188,9 @@ export class ClientSession {
       return;
     }
     if (shape !== ReplyShape.NONE) {
-      this.#pending.push(new ReplyTracker(shape, (this.#capabilities & Capability.DEPRECATE_EOF) !== 0, command));
+      this.#pending.push(
+        new ReplyTracker(shape, (this.#capabilities & Capability.DEPRECATE_EOF) !== 0, command),
+      );
     }
     this.#toBackend(raw);
     if (command === Command.QUIT) this.close();
@@ -180,7 +201,10 @@ export class ClientSession {
     const reply = packet.sequenceId + 1;
     if (isSslRequest(payload)) {
       this.#failClient(
-        new ProxyError(ProxyErrorCode.TLS_NOT_OFFERED, 'TLS was requested, but nicecache does not offer TLS yet'),
+        new ProxyError(
+          ProxyErrorCode.TLS_NOT_OFFERED,
+          'TLS was requested, but nicecache does not offer TLS yet',
+        ),
         reply,
       );
       return;
@@ -250,7 +274,10 @@ export class ClientSession {
     const greeting = restrictGreeting(packet.payload!);
     if (greeting === null) {
       this.#failClient(
-        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `The server at ${this.#describeBackend()} sent a greeting nicecache cannot read`),
+        new ProxyError(
+          ProxyErrorCode.BACKEND_UNREACHABLE,
+          `The server at ${this.#describeBackend()} sent a greeting nicecache cannot read`,
+        ),
         0,
       );
       return;
@@ -270,9 +297,13 @@ export class ClientSession {
   #onBackendError(error: NodeJS.ErrnoException): void {
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
-      const reason = error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `"${error.message}"`;
+      const reason =
+        error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `"${error.message}"`;
       this.#failClient(
-        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `Can't connect to server on '${this.#describeBackend()}' (${reason})`),
+        new ProxyError(
+          ProxyErrorCode.BACKEND_UNREACHABLE,
+          `Can't connect to server on '${this.#describeBackend()}' (${reason})`,
+        ),
         0,
       );
       return;
@@ -285,7 +316,10 @@ export class ClientSession {
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
       this.#failClient(
-        new ProxyError(ProxyErrorCode.BACKEND_UNREACHABLE, `Lost connection to server on '${this.#describeBackend()}' before its greeting`),
+        new ProxyError(
+          ProxyErrorCode.BACKEND_UNREACHABLE,
+          `Lost connection to server on '${this.#describeBackend()}' before its greeting`,
+        ),
         0,
       );
       return;

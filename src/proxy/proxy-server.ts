@@ -40,7 +40,9 @@ async function resolvePort(host: string, port: number): Promise<number> {
     probe.once('error', reject);
     probe.listen({ host, port: 0 }, () => {
       const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+      probe.close(() =>
+        resolve(typeof address === 'object' && address !== null ? address.port : 0),
+      );
     });
   });
 }
@@ -71,7 +73,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
           void worker.terminate();
         }
       });
-      worker.on('error', (error) => {
+      worker.on('error', (error: Error) => {
         options.log.error(`worker ${index} failed: ${error.stack ?? error.message}`);
         reject(error);
       });
@@ -79,7 +81,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         workers.delete(worker);
         if (closing) return;
         options.log.warn(`worker ${index} exited with code ${code}; starting a new one`);
-        spawn(index).catch((error: Error) => options.log.error(`worker ${index} could not restart: ${error.message}`));
+        spawn(index).catch((error: Error) =>
+          options.log.error(`worker ${index} could not restart: ${error.message}`),
+        );
       });
     });
 

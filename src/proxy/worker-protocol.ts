@@ -13,6 +13,4 @@ export interface WorkerConfig {
 export type ToWorker = { type: 'drain' };
 
 export type FromWorker =
-  | { type: 'listening' }
-  | { type: 'listen-failed'; message: string }
-  | { type: 'drained' };
+  { type: 'listening' } | { type: 'listen-failed'; message: string } | { type: 'drained' };

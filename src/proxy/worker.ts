@@ -40,7 +40,9 @@ server.on('error', (error) => {
   send({ type: 'listen-failed', message: error.message });
 });
 
-server.listen({ host: config.host, port: config.port, reusePort: true }, () => send({ type: 'listening' }));
+server.listen({ host: config.host, port: config.port, reusePort: true }, () =>
+  send({ type: 'listening' }),
+);
 
 function finish(): void {
   send({ type: 'drained' });

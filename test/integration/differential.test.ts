@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Command, PacketHeader } from '../../src/protocol/constants.ts';
-import { LONG_DATA, execute, fetch, prepare, sendLongData, statementCommand } from '../support/binary-protocol.ts';
+import {
+  LONG_DATA,
+  execute,
+  fetch,
+  prepare,
+  sendLongData,
+  statementCommand,
+} from '../support/binary-protocol.ts';
 import type { Param } from '../support/binary-protocol.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
@@ -33,7 +40,11 @@ class Recorder {
    * errors where results were meant would prove nothing.
    */
   async record(step: string, packets: RawPacket[], expectedErrno?: number): Promise<RawPacket[]> {
-    assert.equal(replyError(packets)?.errno, expectedErrno, `${step}: ${replyError(packets)?.message ?? 'no error'}`);
+    assert.equal(
+      replyError(packets)?.errno,
+      expectedErrno,
+      `${step}: ${replyError(packets)?.message ?? 'no error'}`,
+    );
     this.transcript.push({ step, bytes: replyBytes(packets) });
     await this.#checkBoundary(step);
     return packets;
@@ -51,7 +62,9 @@ class Recorder {
   }
 
   command(step: string, payload: Buffer, expectedErrno?: number): Promise<RawPacket[]> {
-    return this.client.command(payload).then((packets) => this.record(step, packets, expectedErrno));
+    return this.client
+      .command(payload)
+      .then((packets) => this.record(step, packets, expectedErrno));
   }
 
   async prepare(sql: string): Promise<number> {
@@ -89,7 +102,11 @@ async function admin(sql: string[]): Promise<void> {
   try {
     for (const statement of sql) {
       const reply = await client.query(statement);
-      assert.notEqual(reply.at(-1)!.payload[0], PacketHeader.ERR, `${statement}: ${reply.at(-1)!.payload.toString('utf8', 9)}`);
+      assert.notEqual(
+        reply.at(-1)!.payload[0],
+        PacketHeader.ERR,
+        `${statement}: ${reply.at(-1)!.payload.toString('utf8', 9)}`,
+      );
     }
   } finally {
     client.close();
@@ -182,7 +199,9 @@ describe('differential: direct and through the proxy, byte for byte', () => {
     const read = async (variable: string): Promise<string> => {
       const reply = await client.query(`SELECT @@GLOBAL.${variable}`);
       // column count, column, (EOF), row: the row's single lenenc string
-      const row = reply.find((packet, index) => index >= 2 && packet.payload[0] !== PacketHeader.EOF)!;
+      const row = reply.find(
+        (packet, index) => index >= 2 && packet.payload[0] !== PacketHeader.EOF,
+      )!;
       return row.payload.toString('utf8', 1, 1 + row.payload[0]!);
     };
     savedMaxPacket = await read('max_allowed_packet');
@@ -209,8 +228,12 @@ describe('differential: direct and through the proxy, byte for byte', () => {
         await r.query('SELECT * FROM types ORDER BY id');
         await r.query('SELECT * FROM types WHERE id = 3');
         await r.query('SELECT * FROM types WHERE 1 = 0');
-        await r.query('SELECT NULL, 0, -1, 1.5e300, CAST(18446744073709551615 AS UNSIGNED), _binary x\'00ff\'');
-        await r.query('SELECT id, b64 + 0, HEX(g), JSON_EXTRACT(j, "$.a[2]") FROM types ORDER BY id DESC');
+        await r.query(
+          "SELECT NULL, 0, -1, 1.5e300, CAST(18446744073709551615 AS UNSIGNED), _binary x'00ff'",
+        );
+        await r.query(
+          'SELECT id, b64 + 0, HEX(g), JSON_EXTRACT(j, "$.a[2]") FROM types ORDER BY id DESC',
+        );
       }));
 
     test(`every column type, binary protocol (${mode})`, () =>
@@ -218,14 +241,22 @@ describe('differential: direct and through the proxy, byte for byte', () => {
         await r.execute('SELECT * FROM types ORDER BY id', []);
         await r.execute('SELECT * FROM types WHERE id = ?', [1]);
         await r.execute('SELECT * FROM types WHERE id > ?', [99]);
-        await r.execute('SELECT ?, ?, ?, ?, ?', [null, -5n, 2.5, 'text ✓', Buffer.from([0, 1, 255])]);
+        await r.execute('SELECT ?, ?, ?, ?, ?', [
+          null,
+          -5n,
+          2.5,
+          'text ✓',
+          Buffer.from([0, 1, 255]),
+        ]);
         await r.execute('INSERT INTO kv VALUES (?, ?)', [10, 'ten']);
         await r.execute('UPDATE kv SET v = ? WHERE k > ?', ['many', 3]);
       }));
 
     test(`multi-statements, CALL with several result sets, warnings and errors (${mode})`, () =>
       compare(proxy, deprecateEof, async (r) => {
-        await r.query("SELECT 1; SELECT 'a', 'b'; INSERT INTO kv VALUES (6, 'six'); SELECT * FROM kv WHERE 0; DELETE FROM kv WHERE k = 6");
+        await r.query(
+          "SELECT 1; SELECT 'a', 'b'; INSERT INTO kv VALUES (6, 'six'); SELECT * FROM kv WHERE 0; DELETE FROM kv WHERE k = 6",
+        );
         await r.query('CALL two_results(3)');
         await r.query('CALL two_results(0); SELECT 2');
         await r.query("SELECT CAST('12abc' AS SIGNED), 1/0");
@@ -264,15 +295,33 @@ describe('differential: direct and through the proxy, byte for byte', () => {
 
     test(`other commands (${mode})`, () =>
       compare(proxy, deprecateEof, async (r) => {
-        await r.command('field list', Buffer.concat([Buffer.from([Command.FIELD_LIST]), Buffer.from('kv\0')]));
-        await r.command('field list of a missing table', Buffer.concat([Buffer.from([Command.FIELD_LIST]), Buffer.from('nope\0')]), 1146);
-        await r.command('init db', Buffer.concat([Buffer.from([Command.INIT_DB]), Buffer.from('mysql')]));
-        await r.command('init db missing', Buffer.concat([Buffer.from([Command.INIT_DB]), Buffer.from('nope_nope')]), 1049);
+        await r.command(
+          'field list',
+          Buffer.concat([Buffer.from([Command.FIELD_LIST]), Buffer.from('kv\0')]),
+        );
+        await r.command(
+          'field list of a missing table',
+          Buffer.concat([Buffer.from([Command.FIELD_LIST]), Buffer.from('nope\0')]),
+          1146,
+        );
+        await r.command(
+          'init db',
+          Buffer.concat([Buffer.from([Command.INIT_DB]), Buffer.from('mysql')]),
+        );
+        await r.command(
+          'init db missing',
+          Buffer.concat([Buffer.from([Command.INIT_DB]), Buffer.from('nope_nope')]),
+          1049,
+        );
         await r.query('SELECT DATABASE()');
         await r.command('set option multi statements off', Buffer.from([Command.SET_OPTION, 1, 0]));
         await r.query('SELECT 1; SELECT 2', 1064);
         await r.command('set option multi statements on', Buffer.from([Command.SET_OPTION, 0, 0]));
-        await r.command('kill a missing thread', Buffer.from([Command.PROCESS_KILL, 0x3f, 0x42, 0x0f, 0]), 1094);
+        await r.command(
+          'kill a missing thread',
+          Buffer.from([Command.PROCESS_KILL, 0x3f, 0x42, 0x0f, 0]),
+          1094,
+        );
         await r.command('reset connection', Buffer.from([Command.RESET_CONNECTION]));
         await r.query('SELECT DATABASE(), @@autocommit');
       }));
@@ -281,12 +330,17 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       compare(proxy, deprecateEof, async (r) => {
         const rows = Array.from({ length: 20000 }, (_, i) => `${100 + i}\tvalue ${i}\n`).join('');
         const load = async (sql: string): Promise<void> => {
-          const packets = await r.client.command(Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql)]), () => Buffer.from(rows));
+          const packets = await r.client.command(
+            Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql)]),
+            () => Buffer.from(rows),
+          );
           await r.record(sql, packets);
         };
         await load("LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE kv");
         await r.query('SELECT COUNT(*), SUM(k) FROM kv');
-        await load("LOAD DATA LOCAL INFILE 'rows.tsv' IGNORE INTO TABLE kv; SELECT COUNT(*) FROM kv");
+        await load(
+          "LOAD DATA LOCAL INFILE 'rows.tsv' IGNORE INTO TABLE kv; SELECT COUNT(*) FROM kv",
+        );
       }));
   }
 

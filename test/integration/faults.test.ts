@@ -16,7 +16,13 @@ import { readErr } from '../../src/protocol/generic-packets.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { ReplyShape, ReplyTracker } from '../../src/protocol/reply-tracker.ts';
-import { BACKEND_DATABASE, BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import {
+  BACKEND_DATABASE,
+  BACKEND_HOST,
+  BACKEND_PASSWORD,
+  BACKEND_PORT,
+  BACKEND_USER,
+} from '../support/env.ts';
 import { startFaultForwarder } from '../support/fault-forwarder.ts';
 import type { FaultForwarder } from '../support/fault-forwarder.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
@@ -26,7 +32,14 @@ import { RawClient } from '../support/raw-client.ts';
 const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: BACKEND_DATABASE };
 
 function driverConnection(port: number): Promise<Connection> {
-  return mariadb.createConnection({ host: '127.0.0.1', port, user: BACKEND_USER, password: BACKEND_PASSWORD, database: BACKEND_DATABASE, connectTimeout: 5000 });
+  return mariadb.createConnection({
+    host: '127.0.0.1',
+    port,
+    user: BACKEND_USER,
+    password: BACKEND_PASSWORD,
+    database: BACKEND_DATABASE,
+    connectTimeout: 5000,
+  });
 }
 
 /** Resident memory of a process, in bytes (worker threads included: they share the process). */
@@ -65,10 +78,14 @@ describe('backend unreachable', () => {
         assert.equal(err.sqlState, 'HY000');
         assert.match(err.message, new RegExp(`Can't connect to server on '127.0.0.1:${port}'`));
       }
-      const cli = spawnSync('mariadb', ['-h', '127.0.0.1', '-P', String(proxy.port), '-u', 'root', '-e', 'SELECT 1'], {
-        encoding: 'utf8',
-        timeout: 20_000,
-      });
+      const cli = spawnSync(
+        'mariadb',
+        ['-h', '127.0.0.1', '-P', String(proxy.port), '-u', 'root', '-e', 'SELECT 1'],
+        {
+          encoding: 'utf8',
+          timeout: 20_000,
+        },
+      );
       assert.notEqual(cli.status, 0);
       // The CLI wraps errors that arrive before its TLS attempt, but passes the text on.
       assert.match(cli.stderr, new RegExp(`1429.*Can't connect to server on '127.0.0.1:${port}'`));
@@ -82,7 +99,10 @@ describe('backend unreachable', () => {
     await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
     const address = silent.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
-    const proxy = await startProxyProcess({ backend: `127.0.0.1:${port}`, extraArgs: ['--connect-timeout', '300'] });
+    const proxy = await startProxyProcess({
+      backend: `127.0.0.1:${port}`,
+      extraArgs: ['--connect-timeout', '300'],
+    });
     try {
       const started = Date.now();
       const err = await firstPacketError(proxy.port);
@@ -117,14 +137,16 @@ describe('faults with a live backend', () => {
     victimLink.cutAfter(200_000);
     await assert.rejects(victim.query("SELECT REPEAT('x', 1000) FROM seq_1_to_10000"));
     for (const other of others) {
-      const rows = (await other.query('SELECT COUNT(*) AS n FROM seq_1_to_10000')) as Array<{ n: bigint }>;
+      const rows = await other.query<Array<{ n: bigint }>>(
+        'SELECT COUNT(*) AS n FROM seq_1_to_10000',
+      );
       assert.equal(rows[0]!.n, 10000n);
       await other.end();
     }
     const fresh = await driverConnection(proxy.port);
     assert.deepEqual(await fresh.query('SELECT 1 AS one'), [{ one: 1 }]);
     await fresh.end();
-    await victim.destroy();
+    victim.destroy();
   });
 
   test('malformed packets: that client gets an error or is closed, nobody else notices', async () => {
@@ -133,7 +155,7 @@ describe('faults with a live backend', () => {
 
     // A handshake response far too short.
     let client = await RawClient.open('127.0.0.1', proxy.port);
-    let greeting = await client.readPacket();
+    const greeting = await client.readPacket();
     client.send(Buffer.from('nope'), greeting!.sequenceId + 1);
     let reply = await client.readPacket();
     assert.equal(readErr(reply!.payload).errno, 1043);
@@ -141,7 +163,7 @@ describe('faults with a live backend', () => {
 
     // An SSLRequest although TLS was not offered.
     client = await RawClient.open('127.0.0.1', proxy.port);
-    greeting = await client.readPacket();
+    await client.readPacket();
     const sslRequest = Buffer.alloc(32);
     sslRequest.writeUInt32LE(0x0800 | 0x0200 | 0x8000, 0);
     client.send(sslRequest, 1);
@@ -161,7 +183,9 @@ describe('faults with a live backend', () => {
     for (let round = 0; round < 20; round++) {
       client = await RawClient.open('127.0.0.1', proxy.port);
       await client.readPacket();
-      const noise = Buffer.from(Array.from({ length: 1 + ((round * 37) % 200) }, (_, i) => (i * 131 + round * 17) & 0xff));
+      const noise = Buffer.from(
+        Array.from({ length: 1 + ((round * 37) % 200) }, (_, i) => (i * 131 + round * 17) & 0xff),
+      );
       client.socket.write(noise);
       if (round % 2 === 0) client.socket.end();
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -185,10 +209,18 @@ describe('faults with a live backend', () => {
     // About 210 MB of rows, which the client does not read for a while.
     client.socket.removeAllListeners('data');
     client.socket.pause();
-    client.send(Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from("SELECT REPEAT('x', 1024) FROM seq_1_to_200000")]));
+    client.send(
+      Buffer.concat([
+        Buffer.from([Command.QUERY]),
+        Buffer.from("SELECT REPEAT('x', 1024) FROM seq_1_to_200000"),
+      ]),
+    );
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const stalled = residentBytes(proxy.child.pid!);
-    assert.ok(stalled - baseline < 64 * 1024 * 1024, `proxy grew by ${(stalled - baseline) >> 20} MB`);
+    assert.ok(
+      stalled - baseline < 64 * 1024 * 1024,
+      `proxy grew by ${(stalled - baseline) >> 20} MB`,
+    );
 
     const tracker = new ReplyTracker(ReplyShape.RESULT, false, Command.QUERY);
     let received = 0;
@@ -214,11 +246,17 @@ describe('faults with a live backend', () => {
     // The backend stops reading: what the client sends piles up in front of it, not in the proxy.
     link.client.pause();
     const baseline = residentBytes(proxy.child.pid!);
-    const query = Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(`SELECT LENGTH('${'y'.repeat(200 * 1024 * 1024)}')`)]);
+    const query = Buffer.concat([
+      Buffer.from([Command.QUERY]),
+      Buffer.from(`SELECT LENGTH('${'y'.repeat(200 * 1024 * 1024)}')`),
+    ]);
     client.socket.write(encodePacket(query, 0));
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const stalled = residentBytes(proxy.child.pid!);
-    assert.ok(stalled - baseline < 64 * 1024 * 1024, `proxy grew by ${(stalled - baseline) >> 20} MB`);
+    assert.ok(
+      stalled - baseline < 64 * 1024 * 1024,
+      `proxy grew by ${(stalled - baseline) >> 20} MB`,
+    );
     client.destroy();
     link.client.resume();
   });
@@ -238,7 +276,7 @@ describe('shutdown', () => {
     assert.equal(await proxy.stop(), 0);
     await assert.rejects(idle.query('SELECT 1'));
     await assert.rejects(driverConnection(proxy.port));
-    await busy.destroy();
-    await idle.destroy();
+    busy.destroy();
+    idle.destroy();
   });
 });

@@ -10,7 +10,13 @@ export const LONG_DATA = Symbol('long data');
 
 export type Param = null | bigint | number | string | Buffer | typeof LONG_DATA;
 
-const FieldType = { DOUBLE: 0x05, NULL: 0x06, LONGLONG: 0x08, VAR_STRING: 0xfd, BLOB: 0xfc } as const;
+const FieldType = {
+  DOUBLE: 0x05,
+  NULL: 0x06,
+  LONGLONG: 0x08,
+  VAR_STRING: 0xfd,
+  BLOB: 0xfc,
+} as const;
 
 export function prepare(sql: string): Buffer {
   return Buffer.concat([Buffer.from([Command.STMT_PREPARE]), Buffer.from(sql, 'utf8')]);
@@ -32,7 +38,10 @@ export function execute(statementId: number, params: Param[], cursor = false): B
     } else if (param === null) {
       nullBitmap[index >> 3]! |= 1 << (index & 7);
       types[index * 2] = FieldType.NULL;
-    } else if (typeof param === 'bigint' || (typeof param === 'number' && Number.isInteger(param))) {
+    } else if (
+      typeof param === 'bigint' ||
+      (typeof param === 'number' && Number.isInteger(param))
+    ) {
       types[index * 2] = FieldType.LONGLONG;
       const value = Buffer.alloc(8);
       value.writeBigInt64LE(BigInt(param));

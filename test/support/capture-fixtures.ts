@@ -27,17 +27,28 @@ for (const deprecateEof of [false, true]) {
   });
   const keep = async (name: string, payload: Buffer): Promise<Buffer[]> => {
     const packets = await client.command(payload);
-    captures.push({ name, command: payload[0]!, deprecateEof, reply: replyBytes(packets).toString('base64') });
+    captures.push({
+      name,
+      command: payload[0]!,
+      deprecateEof,
+      reply: replyBytes(packets).toString('base64'),
+    });
     return packets.map((packet) => packet.payload);
   };
-  const query = (sql: string): Buffer => Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql)]);
+  const query = (sql: string): Buffer =>
+    Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql)]);
   await keep(
     'multi-statement: rows, OK, empty set, NULLs',
-    query("SELECT 1 AS a, NULL AS b, 'x' AS c UNION ALL SELECT 2, 'y', NULL; DO 1; SELECT 1 FROM DUAL WHERE 0; SELECT REPEAT('z', 300)"),
+    query(
+      "SELECT 1 AS a, NULL AS b, 'x' AS c UNION ALL SELECT 2, 'y', NULL; DO 1; SELECT 1 FROM DUAL WHERE 0; SELECT REPEAT('z', 300)",
+    ),
   );
   await keep('error after a result', query('SELECT 1; SELECT * FROM no_such_db.no_such_table'));
   await keep('ok with info', query('SET @a = 1'));
-  const [prepared] = await keep('prepare', prepare('SELECT ? + 1 AS n, seq FROM seq_1_to_5 WHERE seq > ?'));
+  const [prepared] = await keep(
+    'prepare',
+    prepare('SELECT ? + 1 AS n, seq FROM seq_1_to_5 WHERE seq > ?'),
+  );
   const id = prepared!.readUInt32LE(1);
   await keep('execute', execute(id, [41, 1]));
   await keep('execute with cursor', execute(id, [1, 0], true));

@@ -20,7 +20,10 @@ export interface FaultForwarder {
   close(): Promise<void>;
 }
 
-export async function startFaultForwarder(targetHost: string, targetPort: number): Promise<FaultForwarder> {
+export async function startFaultForwarder(
+  targetHost: string,
+  targetPort: number,
+): Promise<FaultForwarder> {
   const connections: ForwardedConnection[] = [];
   const server: Server = createServer((client) => {
     const upstream = connect({ host: targetHost, port: targetPort });

@@ -139,12 +139,14 @@ export class RawClient {
     const version = readNulBytes(payload, 1);
     const scramble1 = payload.subarray(version.end + 4, version.end + 12);
     const capsLow = version.end + 13;
-    const serverCaps = (payload.readUInt16LE(capsLow) | (payload.readUInt16LE(capsLow + 5) << 16)) >>> 0;
+    const serverCaps =
+      (payload.readUInt16LE(capsLow) | (payload.readUInt16LE(capsLow + 5) << 16)) >>> 0;
     const scramble2Start = capsLow + 18;
     const scramble2 = payload.subarray(scramble2Start, scramble2Start + 12);
     const scramble = Buffer.concat([scramble1, scramble2]);
 
-    this.deprecateEof = (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
+    this.deprecateEof =
+      (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
     let caps =
       Capability.LONG_FLAG |
       Capability.PROTOCOL_41 |
@@ -186,7 +188,10 @@ export class RawClient {
           throw new Error(`unsupported auth plugin ${plugin.value.toString()}`);
         }
         const newScramble = reply.payload.subarray(plugin.end, plugin.end + 20);
-        this.send(nativePasswordScramble(options.password ?? '', newScramble), reply.sequenceId + 1);
+        this.send(
+          nativePasswordScramble(options.password ?? '', newScramble),
+          reply.sequenceId + 1,
+        );
         continue;
       }
       throw new Error(`unexpected packet 0x${first?.toString(16)} during authentication`);
@@ -197,10 +202,14 @@ export class RawClient {
    * Sends a command and returns its reply's packets. `onLocalInfile` supplies the file contents
    * when the server asks for a LOCAL INFILE.
    */
-  async command(payload: Buffer, onLocalInfile?: (fileName: string) => Buffer): Promise<RawPacket[]> {
+  async command(
+    payload: Buffer,
+    onLocalInfile?: (fileName: string) => Buffer,
+  ): Promise<RawPacket[]> {
     const command = payload[0]!;
     const shape = replyShapeOf(command);
-    if (shape === null) throw new Error(`command 0x${command.toString(16)} has no known reply shape`);
+    if (shape === null)
+      throw new Error(`command 0x${command.toString(16)} has no known reply shape`);
     const tracker = new ReplyTracker(shape, this.deprecateEof, command);
     this.send(payload);
     const packets: RawPacket[] = [];
@@ -209,7 +218,8 @@ export class RawClient {
     });
     while (!tracker.done) {
       const packet = await this.readPacket();
-      if (packet === null) throw new Error(`connection closed mid-reply after ${packets.length} packets`);
+      if (packet === null)
+        throw new Error(`connection closed mid-reply after ${packets.length} packets`);
       packets.push(packet);
       framer.push(encodePacketHeaderOnly(packet));
       if (tracker.awaitsClient && !tracker.done) {
@@ -222,7 +232,15 @@ export class RawClient {
           sequenceId = (sequenceId + 1) & 0xff;
         }
         this.send(Buffer.alloc(0), sequenceId);
-        tracker.feedClient({ sequenceId, length: 0, continuation: false, firstByte: -1, payload: Buffer.alloc(0), raw: null, end: 0 });
+        tracker.feedClient({
+          sequenceId,
+          length: 0,
+          continuation: false,
+          firstByte: -1,
+          payload: Buffer.alloc(0),
+          raw: null,
+          end: 0,
+        });
       }
     }
     return packets;

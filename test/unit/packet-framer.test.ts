@@ -34,7 +34,7 @@ interface Seen {
 function referencePackets(stream: Buffer): Seen[] {
   const packets: Seen[] = [];
   let previousFull = false;
-  for (let pos = 0; pos < stream.length; ) {
+  for (let pos = 0; pos < stream.length;) {
     const length = stream.readUIntLE(pos, 3);
     const payload = stream.subarray(pos + 4, pos + 4 + length);
     packets.push({
@@ -88,7 +88,11 @@ describe('packet framer on captured replies', () => {
 
     test(`${capture.name} (${capture.deprecateEof ? 'DEPRECATE_EOF' : 'EOF'}): the reply ends at its last packet`, () => {
       for (let cut = 0; cut <= stream.length; cut++) {
-        const tracker = new ReplyTracker(replyShapeOf(capture.command)!, capture.deprecateEof, capture.command);
+        const tracker = new ReplyTracker(
+          replyShapeOf(capture.command)!,
+          capture.deprecateEof,
+          capture.command,
+        );
         let doneAt = -1;
         let consumed = 0;
         const framer = new PacketFramer((packet) => {
@@ -116,29 +120,45 @@ describe('packet framer on captured replies', () => {
 });
 
 describe('packets of 16 MB and more', () => {
-  for (const size of [MAX_PACKET_PAYLOAD - 1, MAX_PACKET_PAYLOAD, MAX_PACKET_PAYLOAD + 1000, 2 * MAX_PACKET_PAYLOAD]) {
+  for (const size of [
+    MAX_PACKET_PAYLOAD - 1,
+    MAX_PACKET_PAYLOAD,
+    MAX_PACKET_PAYLOAD + 1000,
+    2 * MAX_PACKET_PAYLOAD,
+  ]) {
     test(`a payload of ${size} bytes`, () => {
       const payload = Buffer.alloc(size);
       for (let i = 0; i < size; i += 4093) payload[i] = i & 0xff;
-      const stream = Buffer.concat([encodePacket(payload, 7), encodePacket(Buffer.from([0xfe, 0, 0, 2, 0]), 0)]);
+      const stream = Buffer.concat([
+        encodePacket(payload, 7),
+        encodePacket(Buffer.from([0xfe, 0, 0, 2, 0]), 0),
+      ]);
       const expectedCount = Math.floor(size / MAX_PACKET_PAYLOAD) + 2;
       const reference = referencePackets(stream);
       assert.equal(reference.length, expectedCount);
       // Cuts around every header, and the stream in 64 KiB chunks.
       const boundaries = [0];
       for (const packet of reference) boundaries.push(boundaries.at(-1)! + 4 + packet.length);
-      const cuts = boundaries.flatMap((boundary) => Array.from({ length: 9 }, (_, i) => boundary - 4 + i));
+      const cuts = boundaries.flatMap((boundary) =>
+        Array.from({ length: 9 }, (_, i) => boundary - 4 + i),
+      );
       for (const cut of cuts.filter((c) => c >= 0 && c <= stream.length)) {
         const { packets } = frame([stream.subarray(0, cut), stream.subarray(cut)]);
         assert.deepEqual(packets, reference, `cut at ${cut}`);
       }
       const chunks: Buffer[] = [];
-      for (let pos = 0; pos < stream.length; pos += 65536) chunks.push(stream.subarray(pos, pos + 65536));
+      for (let pos = 0; pos < stream.length; pos += 65536)
+        chunks.push(stream.subarray(pos, pos + 65536));
       const { packets, ends } = frame(chunks, 1024);
-      assert.deepEqual(packets.map((p) => [p.sequenceId, p.length, p.continuation]), reference.map((p) => [p.sequenceId, p.length, p.continuation]));
+      assert.deepEqual(
+        packets.map((p) => [p.sequenceId, p.length, p.continuation]),
+        reference.map((p) => [p.sequenceId, p.length, p.continuation]),
+      );
       assert.deepEqual(ends, boundaries.slice(1));
       const reassembled = Buffer.concat(
-        frame([stream]).packets.slice(0, -1).map((packet) => Buffer.from(packet.payload!, 'hex')),
+        frame([stream])
+          .packets.slice(0, -1)
+          .map((packet) => Buffer.from(packet.payload!, 'hex')),
       );
       assert.ok(reassembled.equals(payload), 'continuation packets carry the rest of the payload');
     });

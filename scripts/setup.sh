@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
+# tests and benchmarks use (MariaDB server and client, sysbench) when missing, then the npm
+# packages, which include the Node 24 the project runs on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+npm ci --no-audit --no-fund
