@@ -68,6 +68,10 @@ export class ClientSession {
   #capabilities = 0;
   #sentToClient = false;
   #draining = false;
+  /** The initial authentication exchange, whose failure ends the connection. */
+  #login: ReplyTracker | null = null;
+  /** Close once the chunk being relayed has been written: its last reply ends the session. */
+  #closeAfterRelay = false;
   #onClose: (() => void) | null = null;
 
   constructor(client: Socket, options: SessionOptions) {
@@ -216,7 +220,8 @@ export class ClientSession {
     }
     this.#capabilities = response.capabilities;
     this.#phase = Phase.COMMANDS;
-    this.#pending.push(new ReplyTracker(ReplyShape.AUTH, false));
+    this.#login = new ReplyTracker(ReplyShape.AUTH, false);
+    this.#pending.push(this.#login);
     this.#toBackend(raw);
   }
 
@@ -237,7 +242,10 @@ export class ClientSession {
       return;
     }
     this.#backendFramer.push(chunk);
-    if (this.#phase !== Phase.CLOSED) this.#toClient(chunk);
+    if (this.#phase === Phase.CLOSED) return;
+    this.#toClient(chunk);
+    // Closing waits until the chunk holding the last reply has been handed to the client.
+    if (this.#closeAfterRelay) this.close();
   }
 
   #onBackendPacket(packet: FramedPacket): void {
@@ -250,15 +258,10 @@ export class ClientSession {
     if (head === undefined) throw new Error(`backend sent ${packet.length} bytes nobody asked for`);
     if (!head.feedServer(packet)) return;
     this.#pending.shift();
-    if (head.shape === ReplyShape.AUTH && head.failed) {
-      // Authentication failed: the backend's ERR is relayed and the backend closes; so do we.
-      this.#client.end();
-      return;
-    }
-    if (this.#draining && this.#pending.length === 0) {
-      // Let this chunk reach the client first.
-      setImmediate(() => this.close());
-    }
+    // A failed login ends the connection (the server closes its side too); a failed
+    // COM_CHANGE_USER does not: the server keeps the previous user logged in.
+    if (head === this.#login && head.failed) this.#closeAfterRelay = true;
+    if (this.#draining && this.#pending.length === 0) this.#closeAfterRelay = true;
   }
 
   #onGreeting(packet: FramedPacket): void {
