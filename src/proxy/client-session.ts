@@ -113,11 +113,6 @@ export class ClientSession {
     this.#onClose = callback;
   }
 
-  /** True when no command is in flight: closing now loses nothing. */
-  get idle(): boolean {
-    return this.#pending.length === 0 && this.#clientFramer.idle && this.#phase === Phase.COMMANDS;
-  }
-
   /** Stops reading commands and closes once the commands already sent have their replies. */
   drain(): void {
     this.#draining = true;
@@ -270,8 +265,7 @@ export class ClientSession {
       // The backend refused us before the handshake (too many connections, host blocked):
       // the client gets its words unchanged.
       this.#toClient(raw);
-      this.#client.end();
-      this.#phase = Phase.CLOSED;
+      this.close();
       return;
     }
     const greeting = restrictGreeting(packet.payload!);

@@ -28,6 +28,7 @@ import type { FaultForwarder } from '../support/fault-forwarder.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient } from '../support/raw-client.ts';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 
 const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: BACKEND_DATABASE };
 
@@ -112,6 +113,31 @@ describe('backend unreachable', () => {
     } finally {
       assert.equal(await proxy.stop(), 0);
       silent.close();
+    }
+  });
+  test("the backend's own refusal before the handshake reaches the client unchanged", async () => {
+    // A private server, so filling its connection slots disturbs nobody.
+    const server = await startEphemeralServer({ serverOptions: { max_connections: 10 } });
+    const proxy = await startProxyProcess({ backend: `127.0.0.1:${server.port}`, workers: 1 });
+    const held: RawClient[] = [];
+    try {
+      // max_connections plus the one extra MariaDB keeps for an administrator.
+      for (let i = 0; i < 11; i++) {
+        const client = await RawClient.open('127.0.0.1', server.port);
+        assert.equal((await client.readPacket())!.payload[0], 10, 'a greeting');
+        held.push(client);
+      }
+      const directly = await RawClient.open('127.0.0.1', server.port);
+      const refusal = await directly.readPacket();
+      assert.equal(readErr(refusal!.payload).errno, 1040);
+      const viaProxy = await RawClient.open('127.0.0.1', proxy.port);
+      const relayed = await viaProxy.readPacket();
+      assert.deepEqual(relayed, refusal);
+      assert.equal(await viaProxy.readPacket(), null, 'then the connection closes');
+    } finally {
+      for (const client of held) client.destroy();
+      assert.equal(await proxy.stop(), 0);
+      await server.stop();
     }
   });
 });
