@@ -50,6 +50,9 @@ const INSTALL_HINT = 'install MariaDB with: apt-get install mariadb-server maria
 const DEFAULT_SERVER_OPTIONS: Record<string, ServerOptionValue> = {
   innodb_buffer_pool_size: '128M',
   innodb_log_file_size: '48M',
+  // Debian's packaged server defaults, which --no-defaults would otherwise drop (to latin1).
+  character_set_server: 'utf8mb4',
+  collation_server: 'utf8mb4_general_ci',
 };
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
