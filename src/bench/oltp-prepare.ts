@@ -104,5 +104,8 @@ function* insertBatches(
 
 /** What `cleanup` sends: one DROP per table, tolerant of tables that are already gone. */
 export function cleanupStatements(options: OltpOptions): string[] {
-  return Array.from({ length: options.tables }, (_, i) => `DROP TABLE IF EXISTS ${tableName(i + 1)}`);
+  return Array.from(
+    { length: options.tables },
+    (_, i) => `DROP TABLE IF EXISTS ${tableName(i + 1)}`,
+  );
 }

@@ -40,7 +40,7 @@ export const DEFAULT_RANDOM_OPTIONS: RandomOptions = Object.freeze({
   seed: 0,
 });
 
-/** Like sysbench, one clock reading per process, so seed 0 still gives each stream its own. */
+/** For seed 0, one clock reading per process, as sysbench has; streams still keep threads apart. */
 const CLOCK_SEED = Date.now();
 
 const TWO_POW_20 = 2 ** 20;
@@ -161,8 +161,8 @@ export class SysbenchRandom {
    *
    * The uniform that picks the branch is reused as the position in the hot region, so only its
    * top res% is used: with the defaults on [1, 10000] the hot values run from 4975 to 5051,
-   * starting a quarter of the way into the nominal region, 4950..5050, and 4975 and 5051 get
-   * only a fraction of a full share.
+   * where the nominal region is 4950..5051 (it starts a quarter of the way in), and the end
+   * values 4975 and 5051 get only part of a full share.
    */
   special(a: number, b: number): number {
     const span = b - a;

@@ -2,12 +2,14 @@
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
 import { ConfigError, parseProxyConfig, proxyHelp } from './config.ts';
+import { runBench } from './bench-command.ts';
 import { runMariadb } from './mariadb-command.ts';
 
 const usage = `Usage: nicecache <command> [options]
 
 Commands:
   proxy    run the caching proxy in front of a MySQL or MariaDB server
+  bench    the benchmark harness: sysbench's OLTP workloads against servers and nicecache
   mariadb  run a throwaway MariaDB server (for tests and benchmarks)
   help     this text
 
@@ -60,6 +62,8 @@ async function main(argv: string[]): Promise<void> {
       return runProxy(rest);
     case 'mariadb':
       return runMariadb(rest);
+    case 'bench':
+      return runBench(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -166,3 +166,35 @@ export function restrictHandshakeResponse(
     database,
   };
 }
+
+/** The 20-byte scramble of a greeting: 8 bytes in part 1, the rest (NUL-terminated) in part 2. */
+export function greetingScramble(payload: Buffer): Buffer {
+  const version = readNulBytes(payload, 1);
+  const part1 = payload.subarray(version.end + 4, version.end + 12);
+  const part2Start = version.end + 31;
+  return Buffer.concat([part1, payload.subarray(part2Start, part2Start + 12)]);
+}
+
+/** Builds a HandshakeResponse41 for a client that logs in with mysql_native_password. */
+export function encodeHandshakeResponse(options: {
+  capabilities: number;
+  characterSet: number;
+  user: string;
+  authResponse: Buffer;
+  database: string | null;
+  authPlugin: string;
+}): Buffer {
+  const fixed = Buffer.alloc(32);
+  fixed.writeUInt32LE(options.capabilities, 0);
+  fixed.writeUInt32LE(1 << 30, 4);
+  fixed[8] = options.characterSet;
+  const parts = [
+    fixed,
+    Buffer.from(`${options.user}\0`, 'utf8'),
+    Buffer.from([options.authResponse.length]),
+    options.authResponse,
+  ];
+  if (options.database !== null) parts.push(Buffer.from(`${options.database}\0`, 'utf8'));
+  parts.push(Buffer.from(`${options.authPlugin}\0`, 'latin1'));
+  return Buffer.concat(parts);
+}

@@ -105,8 +105,9 @@ export class ReplyTracker {
   status = -1;
   /** The reply ended with an ERR packet. */
   failed = false;
-  /** The statement id of a successful COM_STMT_PREPARE. */
+  /** The statement id and parameter count of a successful COM_STMT_PREPARE. */
   statementId = -1;
+  parameterCount = 0;
   /** Result sets and OKs so far. */
   results = 0;
 
@@ -228,7 +229,7 @@ export class ReplyTracker {
         throw new Error('malformed COM_STMT_PREPARE reply');
       this.statementId = payload.readUInt32LE(1);
       this.#prepareColumns = payload.readUInt16LE(5);
-      this.#remaining = payload.readUInt16LE(7);
+      this.#remaining = this.parameterCount = payload.readUInt16LE(7);
       if (this.#remaining > 0) {
         this.#state = State.PREPARE_PARAMS;
         return false;

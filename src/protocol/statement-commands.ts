@@ -1,9 +1,10 @@
 /**
- * Encoders for the prepared-statement commands, for tests that drive the binary protocol by hand.
+ * Encoders for the prepared-statement commands (COM_STMT_*), for clients of the proxy's own:
+ * the benchmark driver and the tests.
  * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_stmt_execute.html
  */
-import { Command, CursorType } from '../../src/protocol/constants.ts';
-import { lenencIntSize, writeLenencInt } from '../../src/protocol/lenenc.ts';
+import { Command, CursorType } from './constants.ts';
+import { lenencIntSize, writeLenencInt } from './lenenc.ts';
 
 /** A parameter whose value was sent before with COM_STMT_SEND_LONG_DATA. */
 export const LONG_DATA = Symbol('long data');

@@ -1,0 +1,192 @@
+/**
+ * The sweep as plain text, in the shape of the classic query-cache write-up: a throughput table
+ * with targets as rows and thread counts as columns, then one line per run with the numbers that
+ * explain it (qps per thread, latency, where the CPU went). Plain text so it can be pasted into an
+ * issue or a mail as is.
+ */
+import type { StepResult, SweepResult } from './sweep-result.ts';
+
+/** The thread counts a sweep covers, ascending: the ones asked for and any a step ran with. */
+export function threadColumns(result: SweepResult): number[] {
+  const all = new Set<number>(result.options.threads);
+  for (const step of result.steps) all.add(step.threads);
+  return [...all].sort((a, b) => a - b);
+}
+
+/**
+ * The targets in the order they were declared, plus any a step names without a declaration, so a
+ * damaged result still shows every number it holds.
+ */
+export function targetNames(result: SweepResult): string[] {
+  const names = result.targets.map((target) => target.name);
+  for (const step of result.steps) if (!names.includes(step.target)) names.push(step.target);
+  return names;
+}
+
+/** The step of one target at one thread count; the last one if a step was repeated. */
+export function stepAt(result: SweepResult, target: string, threads: number): StepResult | null {
+  let found: StepResult | null = null;
+  for (const step of result.steps) {
+    if (step.target === target && step.threads === threads) found = step;
+  }
+  return found;
+}
+
+/** One line saying what was measured, which every report starts with. */
+export function describeWorkload(result: SweepResult): string {
+  const { options } = result;
+  const tables = `${options.tables} ${options.tables === 1 ? 'table' : 'tables'}`;
+  const trx = options.skipTrx ? ', no BEGIN/COMMIT' : '';
+  return (
+    `${options.workload}: ${tables} of ${options.tableSize} rows, ` +
+    `${formatSeconds(options.durationSeconds)} per step after ` +
+    `${formatSeconds(options.warmupSeconds)} warm-up, ${options.distribution} distribution, ` +
+    `ps-mode ${options.psMode}${trx}, ${options.driver} driver`
+  );
+}
+
+/**
+ * The seed's table: throughput in transactions per second, rounded, one row per target and one
+ * column per thread count; then each target's throughput relative to the first target, which is
+ * the comparison the experiment is about (the first target is the baseline, e.g. the server
+ * with its query cache off).
+ */
+export function seedTable(result: SweepResult): string {
+  const threads = threadColumns(result);
+  const targets = targetNames(result);
+  const lines = [describeWorkload(result), '', 'Throughput in transactions per second:'];
+  lines.push(
+    ...alignTable(
+      threads.map(String),
+      targets.map((target) => ({
+        label: target,
+        cells: threads.map((count) => {
+          const step = stepAt(result, target, count);
+          return step === null ? '-' : String(Math.round(step.tps));
+        }),
+      })),
+    ),
+  );
+  const [baseline, ...others] = targets;
+  if (baseline !== undefined && others.length > 0) {
+    lines.push('', `Throughput relative to ${baseline}:`);
+    lines.push(
+      ...alignTable(
+        threads.map(String),
+        others.map((target) => ({
+          label: `${target} / ${baseline}`,
+          cells: threads.map((count) => {
+            const step = stepAt(result, target, count);
+            const base = stepAt(result, baseline, count);
+            if (step === null || base === null || !(base.tps > 0)) return '-';
+            return (step.tps / base.tps).toFixed(2);
+          }),
+        })),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** One line per step, in the order the steps ran. */
+export function perRunLines(result: SweepResult): string[] {
+  return result.steps.map(perRunLine);
+}
+
+function perRunLine(step: StepResult): string {
+  const { system, queryCache } = step;
+  const parts = [
+    `${step.target}: ${plural(step.threads, 'thread')}`,
+    formatSeconds(step.seconds),
+    `${step.queries} queries`,
+    `${step.qps.toFixed(1)} qps`,
+    `${(step.threads > 0 ? step.qps / step.threads : 0).toFixed(1)} qps per thread`,
+    `${step.tps.toFixed(1)} tps`,
+    `p95 ${formatMs(step.latencyMs.p95)}`,
+    // In vmstat's order and rounding, so the line reads like the seed's vmstat excerpt.
+    `cpu us/sy/id/wa ${[system.user, system.system, system.idle, system.iowait]
+      .map((share) => Math.round(share))
+      .join('/')}`,
+    `${Math.round(system.contextSwitchesPerSecond)} cs/s`,
+    // The driver runs on the same machine; its share is CPU the server did not get.
+    `driver cpu ${Math.round(step.driverCpu)}%`,
+  ];
+  if (step.proxyCpuMicrosPerQuery !== null) {
+    parts.push(`proxy ${step.proxyCpuMicrosPerQuery.toFixed(1)} µs cpu per query`);
+  }
+  if (queryCache !== null) {
+    const ratio =
+      queryCache.hitRatio === null ? 'n/a' : `${(queryCache.hitRatio * 100).toFixed(1)}%`;
+    parts.push(`query cache ${queryCache.hits} hits`, `hit ratio ${ratio}`);
+    if (queryCache.lowmemPrunes > 0) parts.push(`${queryCache.lowmemPrunes} lowmem prunes`);
+    if (queryCache.lockWaits !== null) {
+      const waited =
+        queryCache.lockWaitSeconds === null ? '' : ` (${queryCache.lockWaitSeconds.toFixed(3)} s)`;
+      parts.push(`${queryCache.lockWaits} lock waits${waited}`);
+    }
+  }
+  // Only when there were any: a clean run's line stays short.
+  if (step.errors > 0) parts.push(plural(step.errors, 'error'));
+  if (step.ignoredErrors > 0) parts.push(plural(step.ignoredErrors, 'ignored error'));
+  if (step.reconnects > 0) parts.push(plural(step.reconnects, 'reconnect'));
+  return parts.join(', ');
+}
+
+/**
+ * The terminal line for a finished step. `index` counts from 0 in the order steps run; `total`
+ * is how many the sweep has. Columns are padded so consecutive lines line up; `targetWidth` is
+ * the width of the target column (the longest target name, when the caller knows it).
+ */
+export function progressLine(
+  step: StepResult,
+  index: number,
+  total: number,
+  targetWidth = 16,
+): string {
+  const position = String(index + 1).padStart(String(total).length);
+  const errors =
+    step.ignoredErrors > 0 ? `${step.errors} (+${step.ignoredErrors} ignored)` : `${step.errors}`;
+  return [
+    `[${position}/${total}]`,
+    `${String(step.threads).padStart(3)} ${step.threads === 1 ? 'thread ' : 'threads'}`,
+    step.target.padEnd(targetWidth),
+    `${step.tps.toFixed(1).padStart(9)} tps`,
+    `${String(Math.round(step.qps)).padStart(8)} qps`,
+    `p95 ${formatMs(step.latencyMs.p95)}`,
+    `idle ${Math.round(step.system.idle)}%`,
+    `errors ${errors}`,
+  ].join('  ');
+}
+
+/** Milliseconds with two decimals below 1 ms, where one decimal would hide the difference. */
+export function formatMs(ms: number): string {
+  return `${ms < 1 ? ms.toFixed(2) : ms.toFixed(1)} ms`;
+}
+
+function formatSeconds(seconds: number): string {
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+interface TableRow {
+  label: string;
+  cells: string[];
+}
+
+/**
+ * A label column, left-aligned, then right-aligned columns at least 5 characters wide with a
+ * space between, as in the seed: every line comes out the same length.
+ */
+function alignTable(header: string[], rows: TableRow[]): string[] {
+  const labelWidth = Math.max(0, ...rows.map((row) => row.label.length));
+  const widths = header.map((title, column) =>
+    Math.max(5, title.length, ...rows.map((row) => (row.cells[column] ?? '').length)),
+  );
+  const line = (label: string, cells: string[]): string =>
+    label.padEnd(labelWidth) +
+    widths.map((width, column) => ' ' + (cells[column] ?? '').padStart(width)).join('');
+  return [line('', header), ...rows.map((row) => line(row.label, row.cells))];
+}
