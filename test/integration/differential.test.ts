@@ -15,8 +15,8 @@ import {
   prepare,
   sendLongData,
   statementCommand,
-} from '../support/binary-protocol.ts';
-import type { Param } from '../support/binary-protocol.ts';
+} from '../../src/protocol/statement-commands.ts';
+import type { Param } from '../../src/protocol/statement-commands.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';

@@ -3,7 +3,7 @@
  *   node test/support/capture-fixtures.ts > test/fixtures/captured-replies.json
  */
 import { Command } from '../../src/protocol/constants.ts';
-import { execute, fetch, prepare } from './binary-protocol.ts';
+import { execute, fetch, prepare } from '../../src/protocol/statement-commands.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from './env.ts';
 import { RawClient, replyBytes } from './raw-client.ts';
 

@@ -4,13 +4,21 @@
  * byte. Reply ends are found with the project's ReplyTracker; tests check them independently by
  * following every command with a COM_PING whose reply must be exactly one OK packet.
  */
-import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { Capability, Command, PacketHeader } from '../../src/protocol/constants.ts';
 import { readErr } from '../../src/protocol/generic-packets.ts';
 import type { ErrInfo } from '../../src/protocol/generic-packets.ts';
+import {
+  encodeHandshakeResponse,
+  greetingScramble,
+  parseGreeting,
+} from '../../src/protocol/handshake.ts';
 import { readNulBytes } from '../../src/protocol/lenenc.ts';
+import {
+  NATIVE_PASSWORD_PLUGIN,
+  nativePasswordScramble,
+} from '../../src/protocol/native-password.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { ReplyTracker, replyShapeOf } from '../../src/protocol/reply-tracker.ts';
@@ -30,15 +38,6 @@ export interface RawClientOptions {
 export interface RawPacket {
   sequenceId: number;
   payload: Buffer;
-}
-
-export function nativePasswordScramble(password: string, scramble: Buffer): Buffer {
-  if (password === '') return Buffer.alloc(0);
-  const sha1 = (data: Buffer): Buffer => createHash('sha1').update(data).digest();
-  const stage1 = sha1(Buffer.from(password, 'utf8'));
-  const stage2 = sha1(stage1);
-  const mix = sha1(Buffer.concat([scramble, stage2]));
-  return Buffer.from(stage1.map((byte, i) => byte ^ mix[i]!));
 }
 
 export class LoginError extends Error {
@@ -135,15 +134,8 @@ export class RawClient {
     const greeting = await this.readPacket();
     if (greeting === null) throw new Error('connection closed before the greeting');
     if (greeting.payload[0] === PacketHeader.ERR) throw new LoginError(readErr(greeting.payload));
-    const payload = greeting.payload;
-    const version = readNulBytes(payload, 1);
-    const scramble1 = payload.subarray(version.end + 4, version.end + 12);
-    const capsLow = version.end + 13;
-    const serverCaps =
-      (payload.readUInt16LE(capsLow) | (payload.readUInt16LE(capsLow + 5) << 16)) >>> 0;
-    const scramble2Start = capsLow + 18;
-    const scramble2 = payload.subarray(scramble2Start, scramble2Start + 12);
-    const scramble = Buffer.concat([scramble1, scramble2]);
+    const serverCaps = parseGreeting(greeting.payload)!.capabilities;
+    const scramble = greetingScramble(greeting.payload);
 
     this.deprecateEof =
       (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
@@ -164,16 +156,15 @@ export class RawClient {
     if (options.database) caps |= Capability.CONNECT_WITH_DB;
     caps = (caps & (serverCaps | Capability.CLIENT_MYSQL)) >>> 0;
 
-    const auth = nativePasswordScramble(options.password ?? '', scramble);
-    const parts: Buffer[] = [];
-    const fixed = Buffer.alloc(32);
-    fixed.writeUInt32LE(caps, 0);
-    fixed.writeUInt32LE(1 << 24, 4);
-    fixed[8] = 45; // utf8mb4_general_ci
-    parts.push(fixed, Buffer.from(`${options.user}\0`), Buffer.from([auth.length]), auth);
-    if (options.database) parts.push(Buffer.from(`${options.database}\0`));
-    parts.push(Buffer.from('mysql_native_password\0'));
-    this.send(Buffer.concat(parts), greeting.sequenceId + 1);
+    const response = encodeHandshakeResponse({
+      capabilities: caps,
+      characterSet: 45, // utf8mb4_general_ci
+      user: options.user,
+      authResponse: nativePasswordScramble(options.password ?? '', scramble),
+      database: options.database ?? null,
+      authPlugin: NATIVE_PASSWORD_PLUGIN,
+    });
+    this.send(response, greeting.sequenceId + 1);
 
     for (;;) {
       const reply = await this.readPacket();
