@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
-# tests and benchmarks use (MariaDB server and client, sysbench) when missing, then the npm
+# tests and benchmarks use (MariaDB server and client, sysbench, xmllint) when missing, then the npm
 # packages, which include the Node 24 the project runs on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,8 @@ missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+# xmllint: the tests check that the benchmark's SVG charts are well-formed XML.
+command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo

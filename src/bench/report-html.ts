@@ -161,7 +161,7 @@ function factsTable(facts: [string, string][]): string {
 
 function tpsChart(result: SweepResult): string {
   return lineChart({
-    title: `Throughput: ${result.options.workload}`,
+    title: `Throughput: ${result.options.workload} on ${result.machine.cpus} CPUs`,
     yLabel: 'transactions per second',
     ...seriesOf(result, (step) => step.tps),
     yMax: null,
@@ -246,7 +246,8 @@ function lineChart(spec: ChartSpec): string {
   const ticks = spec.yMax === null ? niceTicks(Math.max(0, ...values)) : niceTicks(spec.yMax);
   const yTop = ticks[ticks.length - 1] ?? 1;
   const tickLabels = ticks.map((tick) => formatTick(tick, ticks[1] ?? 1));
-  const left = 34 + Math.max(...tickLabels.map((label) => label.length)) * CHAR_WIDTH;
+  // Room for labels as wide as '10,000' at least, so the charts of one page line up.
+  const left = 34 + Math.max(6, ...tickLabels.map((label) => label.length)) * CHAR_WIDTH;
   const plotWidth = WIDTH - left - RIGHT;
   const plotBottom = TOP + PLOT_HEIGHT;
 

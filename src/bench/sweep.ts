@@ -115,8 +115,16 @@ async function measureStep(
     warmupSeconds: options.warmupSeconds,
     durationSeconds: options.durationSeconds,
   };
-  const measured: DriverMeasurement =
-    options.driver === 'sysbench' ? await runSysbenchStep(stepOptions) : await runStep(stepOptions);
+  let measured: DriverMeasurement;
+  try {
+    measured =
+      options.driver === 'sysbench'
+        ? await runSysbenchStep(stepOptions)
+        : await runStep(stepOptions);
+  } catch (error) {
+    await serverSample.finish().catch(() => null);
+    throw error;
+  }
   const system = systemSample();
   const proxyCpu =
     target.proxyPid === null ? null : processCpuMicros(target.proxyPid) - proxyCpuBefore;

@@ -8,7 +8,7 @@ import type { DriverMeasurement, StepOptions } from './driver.ts';
 import { LatencyHistogram } from './latency-histogram.ts';
 import { processCpuMicros } from './system-sampler.ts';
 
-export function sysbenchArgs(options: StepOptions): string[] {
+export function sysbenchArgs(options: StepOptions, seconds: number): string[] {
   const { connection, oltp, random } = options;
   return [
     options.workload,
@@ -29,11 +29,37 @@ export function sysbenchArgs(options: StepOptions): string[] {
     `--rand-spec-res=${random.specRes}`,
     `--rand-pareto-h=${random.paretoH}`,
     `--threads=${options.threads}`,
-    `--time=${options.warmupSeconds + options.durationSeconds}`,
-    `--warmup-time=${options.warmupSeconds}`,
+    `--time=${seconds}`,
     '--histogram=on',
     'run',
   ];
+}
+
+/** Runs sysbench to its end; `whileRunning` gets its pid and returns a function to call at exit. */
+function runSysbench(
+  args: string[],
+  whileRunning: (pid: number) => () => void = () => () => {},
+): Promise<string> {
+  const child = spawn('sysbench', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const stop = child.pid === undefined ? () => {} : whileRunning(child.pid);
+  return new Promise((resolve, reject) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      stop();
+      reject(
+        error.code === 'ENOENT'
+          ? new Error('sysbench is not installed: apt-get install sysbench')
+          : error,
+      );
+    });
+    child.once('exit', (code) => {
+      stop();
+      if (code === 0) resolve(output);
+      else reject(new Error(`sysbench exited with ${code}:\n${output}`));
+    });
+  });
 }
 
 function field(output: string, label: string): number {
@@ -44,52 +70,47 @@ function field(output: string, label: string): number {
   return Number(match[2] ?? match[1]);
 }
 
+/** Samples a process's CPU time every 250 ms; the share of all cores it used between samples. */
+function sampleCpu(pid: number, onDone: (share: number) => void): () => void {
+  let first: { micros: number; at: number } | null = null;
+  let last: { micros: number; at: number } | null = null;
+  const timer = setInterval(() => {
+    try {
+      last = { micros: processCpuMicros(pid), at: performance.now() };
+      first ??= last;
+    } catch {
+      // The process has just exited; the last sample stands.
+    }
+  }, 250);
+  return () => {
+    clearInterval(timer);
+    const start = first;
+    const end = last;
+    onDone(
+      start !== null && end !== null && end.at > start.at
+        ? (100 * (end.micros - start.micros)) /
+            ((end.at - start.at) * 1000 * availableParallelism())
+        : 0,
+    );
+  };
+}
+
 export async function runSysbenchStep(options: StepOptions): Promise<DriverMeasurement> {
   if (options.random.type === 'zipfian') {
     throw new Error('sysbench 1.0 has no zipfian distribution; use the built-in driver');
   }
-  const child = spawn('sysbench', sysbenchArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // sysbench's CPU time while it measures, read from /proc while it still runs.
-  let cpuAtStart: { micros: number; at: number } | null = null;
-  let cpuLast: { micros: number; at: number } | null = null;
-  const sampler = setInterval(() => {
-    try {
-      const sample = { micros: processCpuMicros(child.pid!), at: performance.now() };
-      if (performance.now() >= measureFrom) cpuAtStart ??= sample;
-      cpuLast = sample;
-    } catch {
-      // The process has just exited.
-    }
-  }, 250);
-  const measureFrom = performance.now() + options.warmupSeconds * 1000;
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'ENOENT'
-          ? new Error('sysbench is not installed: apt-get install sysbench')
-          : error,
-      ),
-    );
-    child.once('exit', resolve);
-  });
-  clearInterval(sampler);
-  if (code !== 0) throw new Error(`sysbench exited with ${code}:\n${output}`);
+  // sysbench 1.0.20 has no --warmup-time: the warm-up is a run of its own.
+  if (options.warmupSeconds > 0) await runSysbench(sysbenchArgs(options, options.warmupSeconds));
+  let driverCpu = 0;
+  const output = await runSysbench(sysbenchArgs(options, options.durationSeconds), (pid) =>
+    sampleCpu(pid, (share) => (driverCpu = share)),
+  );
   const latency = new LatencyHistogram();
   const histogram = output.slice(output.indexOf('Latency histogram'));
   for (const match of histogram.matchAll(/^\s+([\d.]+)\s+\|\*+\s+(\d+)$/gm)) {
     latency.record(Number(match[1]), Number(match[2]));
   }
   const seconds = options.durationSeconds;
-  const start = cpuAtStart as { micros: number; at: number } | null;
-  const last = cpuLast as { micros: number; at: number } | null;
-  const driverCpu =
-    start !== null && last !== null && last.at > start.at
-      ? (100 * (last.micros - start.micros)) /
-        ((last.at - start.at) * 1000 * availableParallelism())
-      : 0;
   return {
     seconds,
     transactions: Math.round(field(output, 'transactions') * seconds),
