@@ -5,7 +5,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
-import type { ConnectionOptions, PreparedStatement } from '../upstream/mysql-connection.ts';
+import type {
+  CommandResult,
+  ConnectionOptions,
+  PreparedStatement,
+} from '../upstream/mysql-connection.ts';
 import { LatencyHistogram } from './latency-histogram.ts';
 import { inlineParams, oltpTransaction } from './oltp-workload.ts';
 import type { OltpOptions, OltpStatement, WorkloadName } from './oltp-workload.ts';
@@ -75,7 +79,7 @@ class ClientLoop {
       let ok = true;
       try {
         for (const statement of statements) {
-          const reply = await this.#send(connection, statement);
+          const reply = (await this.#send(connection, statement)).error;
           queries++;
           if (reply === null) continue;
           ok = false;
@@ -124,23 +128,16 @@ class ClientLoop {
     return this.#connection;
   }
 
-  /** Sends a statement; resolves with the server's error, or null when it succeeded. */
-  async #send(
-    connection: MysqlConnection,
-    statement: OltpStatement,
-  ): Promise<{ errno: number; message: string } | null> {
+  /** Sends a statement; resolves with its result (the server's error, if any). */
+  async #send(connection: MysqlConnection, statement: OltpStatement): Promise<CommandResult> {
     // Like sysbench with --db-ps-mode=auto, every statement is prepared, BEGIN and COMMIT too.
-    if (!this.#config.preparedStatements) {
-      const result = await connection.query(inlineParams(statement));
-      return result.error;
-    }
+    if (!this.#config.preparedStatements) return connection.query(inlineParams(statement));
     let prepared = this.#statements.get(statement.sql);
     if (prepared === undefined) {
       prepared = await connection.prepare(statement.sql);
       this.#statements.set(statement.sql, prepared);
     }
-    const result = await connection.execute(prepared, statement.params);
-    return result.error;
+    return connection.execute(prepared, statement.params);
   }
 
   #count(field: 'errors' | 'ignoredErrors', startedAt: number): void {

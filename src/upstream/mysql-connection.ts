@@ -45,6 +45,9 @@ export interface CommandResult {
   error: ErrInfo | null;
   /** Status flags of the reply's last OK/EOF, -1 when it had none. */
   status: number;
+  /** Of a successful COM_STMT_PREPARE: the statement id and its parameter count. */
+  statementId: number;
+  parameterCount: number;
 }
 
 export interface PreparedStatement {
@@ -198,7 +201,13 @@ export class MysqlConnection {
     }
     if (!head.tracker.feedServer(packet)) return;
     this.#pending.shift();
-    head.resolve({ error: head.error, status: head.tracker.status });
+    const { tracker } = head;
+    head.resolve({
+      error: head.error,
+      status: tracker.status,
+      statementId: tracker.statementId,
+      parameterCount: tracker.parameterCount,
+    });
   }
 
   #fail(error: Error): void {
@@ -210,30 +219,23 @@ export class MysqlConnection {
     return this.#closedError !== null;
   }
 
-  /** Sends one command and resolves when its reply has ended; the tracker is kept for callers. */
-  #command(
-    payload: Buffer,
-    packets: Buffer[] | null = null,
-  ): Promise<CommandResult> & { tracker: ReplyTracker } {
+  /** Sends one command and resolves when its reply has ended. */
+  #command(payload: Buffer, packets: Buffer[] | null = null): Promise<CommandResult> {
     return this.#send(encodePacket(payload, 0), packets);
   }
 
   /** Sends a framed command packet; its command byte decides how the reply is followed. */
-  #send(
-    packet: Buffer,
-    packets: Buffer[] | null = null,
-  ): Promise<CommandResult> & { tracker: ReplyTracker } {
+  #send(packet: Buffer, packets: Buffer[] | null = null): Promise<CommandResult> {
     const command = packet[4]!;
-    const tracker = new ReplyTracker(replyShapeOf(command)!, this.#deprecateEof, command);
-    const promise = new Promise<CommandResult>((resolve, reject) => {
+    return new Promise<CommandResult>((resolve, reject) => {
       if (this.#closedError) {
         reject(this.#closedError);
         return;
       }
+      const tracker = new ReplyTracker(replyShapeOf(command)!, this.#deprecateEof, command);
       this.#pending.push({ tracker, error: null, packets, resolve, reject });
       this.#socket.write(packet);
     });
-    return Object.assign(promise, { tracker });
   }
 
   query(sql: string): Promise<CommandResult> {
@@ -265,10 +267,9 @@ export class MysqlConnection {
   }
 
   async prepare(sql: string): Promise<PreparedStatement> {
-    const reply = this.#command(prepare(sql));
-    const result = await reply;
+    const result = await this.#command(prepare(sql));
     if (result.error) throw new ServerError(result.error);
-    return { id: reply.tracker.statementId, parameterCount: reply.tracker.parameterCount };
+    return { id: result.statementId, parameterCount: result.parameterCount };
   }
 
   execute(statement: PreparedStatement, params: Param[]): Promise<CommandResult> {
