@@ -64,7 +64,8 @@ interface PendingCommand {
   reject: (error: Error) => void;
 }
 
-const CLIENT_CAPABILITIES =
+/** What this client asks for; the server's greeting narrows it. */
+export const CLIENT_CAPABILITIES =
   Capability.CLIENT_MYSQL |
   Capability.LONG_FLAG |
   Capability.PROTOCOL_41 |

@@ -20,6 +20,7 @@ import {
   nativePasswordScramble,
 } from '../../src/protocol/native-password.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
+import { CLIENT_CAPABILITIES } from '../../src/upstream/mysql-connection.ts';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { ReplyTracker, replyShapeOf } from '../../src/protocol/reply-tracker.ts';
 
@@ -139,18 +140,11 @@ export class RawClient {
 
     this.deprecateEof =
       (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
+    // The driver's capabilities, plus LOCAL INFILE; DEPRECATE_EOF only when asked for.
     let caps =
-      Capability.LONG_FLAG |
-      Capability.PROTOCOL_41 |
-      Capability.TRANSACTIONS |
-      Capability.SECURE_CONNECTION |
-      Capability.MULTI_STATEMENTS |
-      Capability.MULTI_RESULTS |
-      Capability.PS_MULTI_RESULTS |
-      Capability.PLUGIN_AUTH |
+      (CLIENT_CAPABILITIES & ~Capability.DEPRECATE_EOF) |
       Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
       Capability.LOCAL_FILES |
-      Capability.CLIENT_MYSQL |
       (options.extraCapabilities ?? 0);
     if (this.deprecateEof) caps |= Capability.DEPRECATE_EOF;
     if (options.database) caps |= Capability.CONNECT_WITH_DB;
