@@ -19,6 +19,8 @@ export interface StepOptions {
   preparedStatements: boolean;
   warmupSeconds: number;
   durationSeconds: number;
+  /** Called when the warm-up ends and measuring begins, so samplers can cover the same window. */
+  onMeasureStart?: () => void;
 }
 
 export interface DriverMeasurement {
@@ -60,7 +62,10 @@ export async function runStep(options: StepOptions): Promise<DriverMeasurement> 
   const measureFrom = start + options.warmupSeconds * 1000;
   const endAt = measureFrom + options.durationSeconds * 1000;
   let cpuAtStart = process.cpuUsage();
-  const cpuTimer = setTimeout(() => (cpuAtStart = process.cpuUsage()), measureFrom - Date.now());
+  const cpuTimer = setTimeout(() => {
+    cpuAtStart = process.cpuUsage();
+    options.onMeasureStart?.();
+  }, measureFrom - Date.now());
   const results = await Promise.all(
     Array.from({ length: threads }, (_, index) => {
       const clients =

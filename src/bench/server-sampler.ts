@@ -44,6 +44,8 @@ async function read(connection: MysqlConnection, lockEvidence: boolean): Promise
 }
 
 export interface ServerSampler {
+  /** Starts the measurement over: what came before (a warm-up) is not counted. */
+  restart(): void;
   /** Ends the measurement; null when the server has no query cache counters at all. */
   finish(): Promise<QueryCacheSample | null>;
 }
@@ -52,10 +54,18 @@ export async function startServerSample(server: ConnectionOptions): Promise<Serv
   const connection = await MysqlConnection.connect({ ...server, database: null });
   const [[enabled]] = (await connection.queryRows('SELECT @@performance_schema')) as [[string]];
   const lockEvidence = enabled === '1';
-  const before = await read(connection, lockEvidence);
+  let beforeReading = read(connection, lockEvidence);
+  await beforeReading;
   return {
+    restart() {
+      // Commands on one connection run in order, so this reading precedes the final one.
+      beforeReading = read(connection, lockEvidence);
+      // finish() reports a failure; until then it must not count as unhandled.
+      beforeReading.catch(() => {});
+    },
     async finish() {
       try {
+        const before = await beforeReading;
         const after = await read(connection, lockEvidence);
         if (!after.counters.has('Qcache_hits')) return null;
         const delta = (name: string): number =>

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import type { ConnectionOptions } from '../upstream/mysql-connection.ts';
 import { runStep } from './driver.ts';
-import type { DriverMeasurement } from './driver.ts';
+import type { DriverMeasurement, StepOptions } from './driver.ts';
 import { cleanupStatements, prepareStatements } from './oltp-workload.ts';
 import type { OltpOptions, WorkloadName } from './oltp-workload.ts';
 import { SysbenchRandom } from './random.ts';
@@ -103,9 +103,12 @@ async function measureStep(
   options: SweepOptions,
 ): Promise<StepResult> {
   const serverSample = await startServerSample(target.server);
-  const proxyCpuBefore = target.proxyPid === null ? 0 : processCpuMicros(target.proxyPid);
-  const systemSample = startSystemSample();
-  const stepOptions = {
+  // The machine, the server and the proxy are sampled over the measured window, not the warm-up.
+  const proxyCpuNow = (): number | null =>
+    target.proxyPid === null ? null : processCpuMicros(target.proxyPid);
+  let proxyCpuBefore = proxyCpuNow();
+  let systemSample = startSystemSample();
+  const stepOptions: StepOptions = {
     connection: target.connection,
     threads,
     workload: options.workload,
@@ -114,6 +117,11 @@ async function measureStep(
     preparedStatements: options.preparedStatements,
     warmupSeconds: options.warmupSeconds,
     durationSeconds: options.durationSeconds,
+    onMeasureStart: () => {
+      proxyCpuBefore = proxyCpuNow();
+      systemSample = startSystemSample();
+      serverSample.restart();
+    },
   };
   let measured: DriverMeasurement;
   try {
@@ -126,8 +134,9 @@ async function measureStep(
     throw error;
   }
   const system = systemSample();
+  const proxyCpuAfter = proxyCpuNow();
   const proxyCpu =
-    target.proxyPid === null ? null : processCpuMicros(target.proxyPid) - proxyCpuBefore;
+    proxyCpuAfter === null || proxyCpuBefore === null ? null : proxyCpuAfter - proxyCpuBefore;
   const queryCache = await serverSample.finish();
   for (const sample of measured.errorSamples) options.log(`${target.spec.name}: ${sample}`);
   const latency = measured.latency;
@@ -152,13 +161,8 @@ async function measureStep(
     driverCpu: measured.driverCpu,
     system,
     queryCache,
-    // The proxy's CPU covers warm-up too; so do the queries it relayed in that time, roughly.
     proxyCpuMicrosPerQuery:
-      proxyCpu === null || measured.queries === 0
-        ? null
-        : proxyCpu /
-          (measured.queries *
-            ((options.warmupSeconds + options.durationSeconds) / options.durationSeconds)),
+      proxyCpu === null || measured.queries === 0 ? null : proxyCpu / measured.queries,
   };
 }
 

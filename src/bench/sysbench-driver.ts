@@ -102,6 +102,7 @@ export async function runSysbenchStep(options: StepOptions): Promise<DriverMeasu
   // sysbench 1.0.20 has no --warmup-time: the warm-up is a run of its own.
   if (options.warmupSeconds > 0) await runSysbench(sysbenchArgs(options, options.warmupSeconds));
   let driverCpu = 0;
+  options.onMeasureStart?.();
   const output = await runSysbench(sysbenchArgs(options, options.durationSeconds), (pid) =>
     sampleCpu(pid, (share) => (driverCpu = share)),
   );
