@@ -24,6 +24,7 @@ const server = createServer({ noDelay: true }, (socket) => {
     socket.destroy();
     return;
   }
+  log.debug(`client connected from ${socket.remoteAddress}:${socket.remotePort}`);
   const session = new ClientSession(socket, {
     backend: config.backend,
     log,

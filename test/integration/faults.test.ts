@@ -288,6 +288,26 @@ describe('faults with a live backend', () => {
   });
 });
 
+describe('workers', () => {
+  test('with --workers 2 the kernel spreads connections over both workers', async () => {
+    const proxy = await startProxyProcess({ workers: 2, env: { NICECACHE_DEBUG: '1' } });
+    try {
+      const clients = await Promise.all(
+        Array.from({ length: 24 }, () =>
+          RawClient.connect({ host: '127.0.0.1', port: proxy.port, ...login }),
+        ),
+      );
+      for (const client of clients) client.close();
+      const workers = new Set(
+        [...proxy.log().matchAll(/\[worker (\d+)\] client connected/g)].map((match) => match[1]),
+      );
+      assert.deepEqual([...workers].sort(), ['0', '1']);
+    } finally {
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+});
+
 describe('shutdown', () => {
   test('SIGTERM: running commands finish, idle connections close, exit code 0', async () => {
     const proxy = await startProxyProcess({ workers: 2 });
