@@ -105,7 +105,9 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], flag: str
 }
 
 export async function runBench(args: string[]): Promise<void> {
-  const [subcommand, ...rest] = args;
+  const [first, ...others] = args;
+  // 'bench --help' and 'bench sweep --help' both explain the command.
+  const [subcommand, rest] = first?.startsWith('-') ? ['help', args] : [first, others];
   let parsed;
   try {
     parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: false });

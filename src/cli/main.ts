@@ -80,6 +80,9 @@ main(process.argv.slice(2)).catch((error: Error) => {
     console.error(`nicecache: ${error.message}`);
     process.exit(2);
   }
-  console.error(`nicecache: ${error.stack ?? error.message}`);
+  // The message says what to do (e.g. which package to install); the stack only with debug on.
+  const detail =
+    process.env['NICECACHE_DEBUG'] === '1' ? (error.stack ?? error.message) : error.message;
+  console.error(`nicecache: ${detail}`);
   process.exit(1);
 });
