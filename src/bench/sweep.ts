@@ -102,7 +102,9 @@ async function measureStep(
   threads: number,
   options: SweepOptions,
 ): Promise<StepResult> {
-  const serverSample = await startServerSample(target.server);
+  // Asked through the target itself: a nicecache target will answer with its own counters
+  // (today it relays the question to its server).
+  const serverSample = await startServerSample(target.connection);
   // The machine, the server and the proxy are sampled over the measured window, not the warm-up.
   const proxyCpuNow = (): number | null =>
     target.proxyPid === null ? null : processCpuMicros(target.proxyPid);
