@@ -1,0 +1,78 @@
+/** The proxy's settings: options beat environment variables, which beat the config file. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import {
+  ConfigError,
+  parseHostPort,
+  parseProxyConfig,
+  proxyHelp,
+  proxyOptionSpecs,
+} from '../../src/cli/config.ts';
+
+describe('proxy configuration', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'nicecache-config-'));
+  const file = join(directory, 'nicecache.json');
+  after(() => rmSync(directory, { recursive: true, force: true }));
+
+  test('defaults', () => {
+    assert.deepEqual(parseProxyConfig([], {}), {
+      listen: { host: '127.0.0.1', port: 6033 },
+      backend: { host: '127.0.0.1', port: 3306 },
+      workers: availableParallelism(),
+      connectTimeoutMs: 5000,
+      drainTimeoutMs: 10000,
+    });
+  });
+
+  test('options beat environment variables, which beat the config file', () => {
+    writeFileSync(
+      file,
+      JSON.stringify({ workers: 3, backend: 'db.file:3307', 'drain-timeout': 5 }),
+    );
+    const env = {
+      NICECACHE_CONFIG: file,
+      NICECACHE_BACKEND: 'db.env:3308',
+      NICECACHE_WORKERS: '5',
+    };
+    const config = parseProxyConfig(['--workers', '7'], env)!;
+    assert.equal(config.workers, 7);
+    assert.deepEqual(config.backend, { host: 'db.env', port: 3308 });
+    assert.equal(config.drainTimeoutMs, 5);
+    const fromFile = parseProxyConfig(['--config', file], {})!;
+    assert.equal(fromFile.workers, 3);
+    assert.deepEqual(fromFile.backend, { host: 'db.file', port: 3307 });
+  });
+
+  test('bad values are clear errors', () => {
+    assert.throws(
+      () => parseProxyConfig(['--workers', '0'], {}),
+      /--workers: expected a positive integer/,
+    );
+    assert.throws(
+      () => parseProxyConfig(['--listen', 'nowhere'], {}),
+      /--listen: expected HOST:PORT/,
+    );
+    assert.throws(() => parseProxyConfig(['--listen', 'h:70000'], {}), ConfigError);
+    assert.throws(() => parseProxyConfig(['--frobnicate'], {}), ConfigError);
+    writeFileSync(file, JSON.stringify({ wrokers: 2 }));
+    assert.throws(() => parseProxyConfig(['--config', file], {}), /unknown key 'wrokers'/);
+    writeFileSync(file, '{ not json');
+    assert.throws(() => parseProxyConfig(['--config', file], {}), /config file/);
+  });
+
+  test('IPv6 addresses in brackets', () => {
+    assert.deepEqual(parseHostPort('[::1]:6033', '--listen'), { host: '::1', port: 6033 });
+  });
+
+  test('--help explains every option with its variable and default', () => {
+    assert.equal(parseProxyConfig(['--help'], {}), null);
+    const help = proxyHelp();
+    for (const spec of proxyOptionSpecs) {
+      assert.ok(help.includes(`--${spec.flag}`), spec.flag);
+      assert.ok(help.includes(spec.env), spec.env);
+    }
+  });
+});
