@@ -93,6 +93,8 @@ export async function startEphemeralServer(
         '--auth-root-authentication-method=normal',
         '--skip-test-db',
         '--skip-name-resolve',
+        // Its bootstrap server's temp files too: two installs sharing /tmp can collide.
+        `--tmpdir=${directory}`,
         ...(runAsRoot ? ['--user=root'] : []),
         // The data files are laid out now, so their geometry must match what the server uses.
         ...toFlags(pickInitTimeSettings(settings)),

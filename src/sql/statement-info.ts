@@ -1,0 +1,73 @@
+/**
+ * What the classifier tells the cache about one statement.
+ */
+import type { TableRef } from './table-ref.ts';
+
+export type StatementKind =
+  | 'select'
+  | 'insert'
+  | 'replace'
+  | 'update'
+  | 'delete'
+  | 'truncate'
+  | 'load'
+  | 'ddl'
+  | 'begin'
+  | 'commit'
+  | 'rollback'
+  | 'savepoint'
+  | 'set'
+  | 'use'
+  | 'show'
+  | 'call'
+  | 'lock'
+  | 'unlock'
+  | 'xa'
+  | 'grant'
+  | 'flush'
+  | 'prepare'
+  | 'execute'
+  | 'other';
+
+export interface StatementInfo {
+  /**
+   * The statement's kind. Notes: SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT are all
+   * 'savepoint' (none ends the transaction); START TRANSACTION is 'begin'; DESCRIBE and EXPLAIN
+   * are 'show'; account statements (CREATE/DROP/ALTER/RENAME USER, roles, SET PASSWORD, SET ROLE)
+   * are 'grant'; RESET is 'flush'; ANALYZE <statement> and SET STATEMENT ... FOR <statement> take
+   * the kind of the statement they run; a text of several statements is 'other'.
+   */
+  kind: StatementKind;
+  /**
+   * Tables the statement reads, as written (views by their own name), schema null for the current
+   * database. CTE names are not tables; derived tables' and subqueries' tables are included.
+   */
+  reads: TableRef[];
+  /** Tables it writes, where the text tells. */
+  writes: TableRef[];
+  /** Its writes cannot be known from the text: invalidate everything. */
+  writesEverything: boolean;
+  /** May its result be cached, by the server query cache's rules (see cacheability.ts). */
+  cacheable: boolean;
+  notCacheableReason: string | null;
+  sqlCache: 'default' | 'SQL_CACHE' | 'SQL_NO_CACHE';
+  /** FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE, anywhere in the statement. */
+  lockingRead: boolean;
+  /**
+   * The statement commits an open transaction before it runs (DDL, LOCK TABLES, BEGIN...). For
+   * `SET autocommit=1` and UNLOCK TABLES the server commits only if autocommit was 0, or tables
+   * were locked: true here means "may commit"; the reply's status flags tell what happened.
+   */
+  implicitCommit: boolean;
+  /** CREATE TEMPORARY TABLE, DROP TEMPORARY TABLE: a session-private table, no implicit commit. */
+  temporary: boolean;
+  /**
+   * Functions that are no built-in, as written: stored functions or UDFs. They may write
+   * anything, so they set writesEverything; a caller that knows them read-only may relax that.
+   */
+  unknownFunctions: string[];
+  /** The text held several statements; see classifyAll() for each. */
+  multiStatement: boolean;
+  /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */
+  keyText: string;
+}
