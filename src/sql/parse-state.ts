@@ -3,19 +3,12 @@
  * and written, and everything that bears on cacheability. The parsers only record facts; turning
  * them into a verdict is cacheability.ts's job.
  */
+import { DOT, LEFT_PARENTHESIS, RIGHT_PARENTHESIS } from './char-codes.ts';
 import { isReserved, Kw } from './keywords.ts';
 import { normalizeName, addTable } from './table-ref.ts';
 import type { LowerCaseTableNames, TableRef } from './table-ref.ts';
 import { TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
-
-export const LEFT_PARENTHESIS = 40;
-export const RIGHT_PARENTHESIS = 41;
-export const STAR = 42;
-export const COMMA = 44;
-export const DOT = 46;
-export const SEMICOLON = 59;
-export const EQUALS = 61;
 
 /** A table of a FROM clause (or an UPDATE/DELETE list) with the alias it goes by. */
 export interface TableEntry {

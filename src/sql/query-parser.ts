@@ -12,6 +12,23 @@
  * Whatever the walker cannot follow sets `failed`; the classifier then treats the statement
  * conservatively.
  */
+import {
+  AMPERSAND,
+  BANG,
+  CARET,
+  COMMA,
+  DOT,
+  LEFT_PARENTHESIS,
+  MINUS,
+  PERCENT,
+  PIPE,
+  PLUS,
+  RIGHT_PARENTHESIS,
+  SEMICOLON,
+  SLASH,
+  STAR,
+  TILDE,
+} from './char-codes.ts';
 import { categoryOf, FunctionCategory, functionIdOf, functionName } from './functions.ts';
 import {
   isNiladicNonDeterministic,
@@ -20,16 +37,7 @@ import {
   keywordTable,
   Kw,
 } from './keywords.ts';
-import {
-  COMMA,
-  DOT,
-  LEFT_PARENTHESIS,
-  RIGHT_PARENTHESIS,
-  SEMICOLON,
-  STAR,
-  type ParseState,
-  type TableEntry,
-} from './parse-state.ts';
+import { type ParseState, type TableEntry } from './parse-state.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 
 export const ScanFlags = {
@@ -520,15 +528,6 @@ function scanOperand(s: ParseState): void {
 }
 
 // Operator char codes met around temporal bounds.
-const BANG = 33;
-const PERCENT = 37;
-const AMPERSAND = 38;
-const PLUS = 43;
-const MINUS = 45;
-const SLASH = 47;
-const CARET = 94;
-const PIPE = 124;
-const TILDE = 126;
 
 function isUnary(op: number): boolean {
   return op === MINUS || op === PLUS || op === TILDE || op === BANG;

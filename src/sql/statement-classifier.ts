@@ -6,9 +6,10 @@
  * A text may hold several statements separated by ";" (multi-statements). classify() describes
  * the text as a whole, which is never cacheable; classifyAll() describes each statement.
  */
+import { COLON, SEMICOLON } from './char-codes.ts';
 import { cacheVerdict } from './cacheability.ts';
 import { Kw } from './keywords.ts';
-import { ParseState, SEMICOLON } from './parse-state.ts';
+import { ParseState } from './parse-state.ts';
 import { sweepFunctionCalls } from './query-parser.ts';
 import type { StatementInfo, StatementKind } from './statement-info.ts';
 import { parseStatement, startsReadOnly } from './statement-parser.ts';
@@ -98,7 +99,6 @@ const OTHER_OBJECTS = new Set([
   Kw.ROLE,
   Kw.SERVER,
 ]);
-const COLON = 58;
 
 function isCompoundStart(tokens: TokenList, start: number): boolean {
   const word = (index: number): number =>

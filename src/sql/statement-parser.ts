@@ -7,15 +7,8 @@
  * events, and every statement not recognised here as read-only.
  */
 import { isNotAlias, Kw } from './keywords.ts';
-import {
-  COMMA,
-  DOT,
-  EQUALS,
-  LEFT_PARENTHESIS,
-  ParseState,
-  STAR,
-  type TableEntry,
-} from './parse-state.ts';
+import { COMMA, DOT, EQUALS, LEFT_PARENTHESIS, STAR } from './char-codes.ts';
+import { ParseState, type TableEntry } from './parse-state.ts';
 import {
   parsePortionOf,
   parseQueryBody,

@@ -13,6 +13,52 @@
  *   hide MySQL 5.7+ syntax); those that do not run are comments.
  * Anything that is not executed counts as a comment (`hasComments`).
  */
+import {
+  AMPERSAND,
+  AT,
+  BACKTICK,
+  BANG,
+  CARRIAGE_RETURN,
+  COLON,
+  DELETE_CHAR,
+  DIGIT_0,
+  DIGIT_1,
+  DIGIT_9,
+  DOLLAR,
+  DOT,
+  DOUBLE_QUOTE,
+  EQUALS,
+  FIRST_NON_ASCII,
+  GREATER,
+  HASH,
+  LESS,
+  LOWER_A,
+  LOWER_B,
+  LOWER_E,
+  LOWER_F,
+  LOWER_N,
+  LOWER_X,
+  LOWER_Z,
+  MINUS,
+  PIPE,
+  PLUS,
+  QUESTION,
+  SEMICOLON,
+  SINGLE_QUOTE,
+  SLASH,
+  SPACE,
+  STAR,
+  TAB,
+  UNDERSCORE,
+  UPPER_A,
+  UPPER_B,
+  UPPER_E,
+  UPPER_F,
+  UPPER_M,
+  UPPER_N,
+  UPPER_X,
+  UPPER_Z,
+} from './char-codes.ts';
 import { isReserved, keywordTable } from './keywords.ts';
 
 export const TokenKind = {
@@ -143,50 +189,6 @@ function copyInto<T extends Uint8Array | Int16Array | Int32Array>(target: T, sou
 }
 
 // Char codes.
-const TAB = 9;
-const CARRIAGE_RETURN = 13;
-const SPACE = 32;
-const BANG = 33;
-const DOUBLE_QUOTE = 34;
-const HASH = 35;
-const DOLLAR = 36;
-const AMPERSAND = 38;
-const SINGLE_QUOTE = 39;
-const STAR = 42;
-const PLUS = 43;
-const MINUS = 45;
-const DOT = 46;
-const SLASH = 47;
-const DIGIT_0 = 48;
-const DIGIT_1 = 49;
-const DIGIT_9 = 57;
-const COLON = 58;
-const LESS = 60;
-const EQUALS = 61;
-const GREATER = 62;
-const QUESTION = 63;
-const AT = 64;
-const UPPER_A = 65;
-const UPPER_B = 66;
-const UPPER_E = 69;
-const UPPER_F = 70;
-const UPPER_M = 77;
-const UPPER_N = 78;
-const UPPER_X = 88;
-const UPPER_Z = 90;
-const UNDERSCORE = 95;
-const BACKTICK = 96;
-const LOWER_A = 97;
-const LOWER_B = 98;
-const LOWER_E = 101;
-const LOWER_F = 102;
-const LOWER_N = 110;
-const LOWER_X = 120;
-const LOWER_Z = 122;
-const PIPE = 124;
-const SEMICOLON = 59;
-const DELETE_CHAR = 127;
-const FIRST_NON_ASCII = 128;
 
 /** MySQL-style versioned comments MariaDB never executes (MySQL 5.7 and later syntax). */
 const MYSQL_ONLY_VERSION_LOW = 50700;
