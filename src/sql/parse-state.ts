@@ -144,6 +144,16 @@ export class ParseState {
     this.failed = true;
   }
 
+  /**
+   * The statement's effects cannot be known from its text: it may write anything. Skips the rest
+   * and returns `kind`, so a parser can end with `return s.writesUnknown('ddl')`.
+   */
+  writesUnknown<Kind extends string>(kind: Kind): Kind {
+    this.writesEverything = true;
+    this.skipRest();
+    return kind;
+  }
+
   skipRest(): void {
     this.pos = this.end;
   }

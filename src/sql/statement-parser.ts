@@ -101,9 +101,7 @@ export function parseStatement(s: ParseState): StatementKind {
     case Kw.REPAIR:
       return parseMaintenance(s);
     case Kw.CALL:
-      s.writesEverything = true;
-      s.skipRest();
-      return 'call';
+      return s.writesUnknown('call');
     case Kw.LOCK:
       return parseLockTables(s);
     case Kw.UNLOCK:
@@ -125,9 +123,7 @@ export function parseStatement(s: ParseState): StatementKind {
       s.skipRest();
       return 'prepare';
     case Kw.EXECUTE:
-      s.writesEverything = true;
-      s.skipRest();
-      return 'execute';
+      return s.writesUnknown('execute');
     case Kw.DO:
       s.pos++;
       scanExpression(s, 0);
@@ -149,17 +145,13 @@ export function parseStatement(s: ParseState): StatementKind {
     case Kw.STOP:
     case Kw.SHUTDOWN:
       s.implicitCommit = true;
-      s.writesEverything = true;
-      s.skipRest();
-      return 'other';
+      return s.writesUnknown('other');
   }
   if (s.isOperator(LEFT_PARENTHESIS)) {
     parseQueryExpression(s);
     return 'select';
   }
-  s.writesEverything = true;
-  s.skipRest();
-  return 'other';
+  return s.writesUnknown('other');
 }
 
 /**
@@ -499,9 +491,7 @@ function parseCreate(s: ParseState): StatementKind {
       return parseTrigger(s);
   }
   // DATABASE, PROCEDURE, FUNCTION, EVENT, PACKAGE, SERVER...: effects the text does not show.
-  s.writesEverything = true;
-  s.skipRest();
-  return 'ddl';
+  return s.writesUnknown('ddl');
 }
 
 /** DEFINER = user, ALGORITHM = x, SQL SECURITY x, AGGREGATE: before a view or routine. */
@@ -645,9 +635,7 @@ function parseAlter(s: ParseState): StatementKind {
     return 'ddl';
   }
   if (id === Kw.USER) return accountStatement(s, true);
-  s.writesEverything = true;
-  s.skipRest();
-  return 'ddl';
+  return s.writesUnknown('ddl');
 }
 
 /** DROP [TEMPORARY] TABLE|VIEW|INDEX|SEQUENCE|DATABASE|USER|PREPARE|... */
@@ -683,9 +671,7 @@ function parseDrop(s: ParseState): StatementKind {
       s.skipRest();
       return 'prepare';
   }
-  s.writesEverything = true;
-  s.skipRest();
-  return 'ddl';
+  return s.writesUnknown('ddl');
 }
 
 /** RENAME TABLE a TO b, c TO d: all four change. RENAME USER: an account statement. */
@@ -694,9 +680,7 @@ function parseRename(s: ParseState): StatementKind {
   if (s.isKeyword(Kw.USER)) return accountStatement(s, true);
   s.implicitCommit = true;
   if (!s.accept(Kw.TABLE) && !s.accept(Kw.TABLES)) {
-    s.writesEverything = true;
-    s.skipRest();
-    return 'ddl';
+    return s.writesUnknown('ddl');
   }
   s.acceptIfExists();
   for (;;) {
@@ -747,9 +731,7 @@ function parseBegin(s: ParseState): StatementKind {
   s.pos++;
   s.accept(Kw.WORK);
   if (!s.atEnd()) {
-    s.writesEverything = true;
-    s.skipRest();
-    return 'other';
+    return s.writesUnknown('other');
   }
   s.implicitCommit = true;
   return 'begin';
@@ -763,9 +745,7 @@ function parseStart(s: ParseState): StatementKind {
   }
   // START SLAVE / REPLICA / ALL SLAVES: replication writes behind the proxy's back.
   s.implicitCommit = true;
-  s.writesEverything = true;
-  s.skipRest();
-  return 'other';
+  return s.writesUnknown('other');
 }
 
 /** ROLLBACK [WORK] TO [SAVEPOINT] x keeps the transaction open: 'savepoint'. */
