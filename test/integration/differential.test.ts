@@ -364,6 +364,28 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
   }
 
+  test('a command the proxy does not follow is relayed, and the connection goes on as a pipe', async () => {
+    const replies: Buffer[][] = [];
+    for (const port of [BACKEND_PORT, proxy.port]) {
+      const client = await RawClient.connect({
+        host: port === BACKEND_PORT ? BACKEND_HOST : proxy.host,
+        port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+        database: null,
+      });
+      // 0x20 is no command at all: the server answers it with its own error.
+      client.send(Buffer.from([0x20, 1, 2, 3]));
+      const unknown = await client.readPacket();
+      const after = await client.query("SELECT 'still here'");
+      replies.push([unknown!.payload, replyBytes(after)]);
+      client.close();
+    }
+    const [direct, proxied] = replies as [Buffer[], Buffer[]];
+    assert.equal(replyError([{ sequenceId: 1, payload: direct[0]! }])?.errno, 1047);
+    assert.deepEqual(proxied, direct);
+  });
+
   test('a command and a row over 16 MB, both protocols', () =>
     compare(proxy, true, async (r) => {
       const big = 'x'.repeat(17 * 1024 * 1024);
