@@ -105,7 +105,13 @@ async function startProxy(
   backend: ConnectionOptions,
   options: Record<string, string>,
 ): Promise<{ child: ChildProcess; port: number }> {
-  const extra = Object.entries(options).flatMap(([key, value]) => [`--${key}`, value]);
+  // The throwaway servers' account can read the schema metadata the cache uses (views,
+  // triggers, foreign keys); without it every write would invalidate everything.
+  const withAdmin =
+    'admin-user' in options
+      ? options
+      : { 'admin-user': backend.user, 'admin-password': backend.password, ...options };
+  const extra = Object.entries(withAdmin).flatMap(([key, value]) => [`--${key}`, value]);
   const child = spawn(
     process.execPath,
     [

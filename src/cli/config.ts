@@ -17,6 +17,13 @@ export interface ProxyConfig {
   workers: number;
   connectTimeoutMs: number;
   drainTimeoutMs: number;
+  queryCacheType: 0 | 1 | 2;
+  queryCacheSize: number;
+  queryCacheLimit: number;
+  queryCacheTtlMs: number;
+  singleFlightWaitMs: number;
+  adminUser: string | null;
+  adminPassword: string;
 }
 
 /** Each option: its flag, environment variable, config-file key, default and help text. */
@@ -56,7 +63,73 @@ export const proxyOptionSpecs = [
     fallback: '10000',
     help: 'on SIGTERM/SIGINT, how long running commands may take before connections are cut',
   },
+  {
+    flag: 'query-cache-type',
+    env: 'NICECACHE_QUERY_CACHE_TYPE',
+    value: '0|1|2',
+    fallback: '1',
+    help: 'OFF, ON, or DEMAND (only SELECT SQL_CACHE); sessions may SET query_cache_type',
+  },
+  {
+    flag: 'query-cache-size',
+    env: 'NICECACHE_QUERY_CACHE_SIZE',
+    value: 'BYTES',
+    fallback: '64M',
+    help: 'memory for cached results, all workers together (K, M, G suffixes; 0 = relay only)',
+  },
+  {
+    flag: 'query-cache-limit',
+    env: 'NICECACHE_QUERY_CACHE_LIMIT',
+    value: 'BYTES',
+    fallback: '1M',
+    help: 'results larger than this are not cached',
+  },
+  {
+    flag: 'query-cache-ttl',
+    env: 'NICECACHE_QUERY_CACHE_TTL',
+    value: 'SECONDS',
+    fallback: '0',
+    help: 'drop results older than this even without writes (0 = never)',
+  },
+  {
+    flag: 'single-flight-wait',
+    env: 'NICECACHE_SINGLE_FLIGHT_WAIT',
+    value: 'MS',
+    fallback: '50',
+    help: 'an identical miss waits this long for the first one before asking the server itself',
+  },
+  {
+    flag: 'admin-user',
+    env: 'NICECACHE_ADMIN_USER',
+    value: 'USER',
+    fallback: '',
+    help: 'account that reads views, triggers and foreign keys from information_schema; without it every write invalidates everything',
+  },
+  {
+    flag: 'admin-password',
+    env: 'NICECACHE_ADMIN_PASSWORD',
+    value: 'PASSWORD',
+    fallback: '',
+    help: 'its password',
+  },
 ] as const;
+
+const SIZE_SUFFIXES: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
+
+/** Parses a byte size the way the server's options are written: 64M, 1G, 1048576. */
+export function parseSize(text: string, what: string): number {
+  const match = /^(\d+)([KMG]?)$/i.exec(text.trim());
+  if (!match) throw new ConfigError(`${what}: expected a size such as 64M, got '${text}'`);
+  return Number(match[1]) * SIZE_SUFFIXES[match[2]!.toUpperCase()]!;
+}
+
+function parseCacheType(text: string): 0 | 1 | 2 {
+  const value = { '0': 0, OFF: 0, '1': 1, ON: 1, '2': 2, DEMAND: 2 }[text.trim().toUpperCase()];
+  if (value === undefined) {
+    throw new ConfigError(`--query-cache-type: expected 0, 1, 2, OFF, ON or DEMAND, got '${text}'`);
+  }
+  return value as 0 | 1 | 2;
+}
 
 export class ConfigError extends Error {}
 
@@ -126,6 +199,13 @@ export function parseProxyConfig(
     workers: parsePositiveInt(value('workers'), '--workers'),
     connectTimeoutMs: parsePositiveInt(value('connect-timeout'), '--connect-timeout'),
     drainTimeoutMs: parsePositiveInt(value('drain-timeout'), '--drain-timeout', true),
+    queryCacheType: parseCacheType(value('query-cache-type')),
+    queryCacheSize: parseSize(value('query-cache-size'), '--query-cache-size'),
+    queryCacheLimit: parseSize(value('query-cache-limit'), '--query-cache-limit'),
+    queryCacheTtlMs: parsePositiveInt(value('query-cache-ttl'), '--query-cache-ttl', true) * 1000,
+    singleFlightWaitMs: parsePositiveInt(value('single-flight-wait'), '--single-flight-wait', true),
+    adminUser: value('admin-user') === '' ? null : value('admin-user'),
+    adminPassword: value('admin-password'),
   };
 }
 

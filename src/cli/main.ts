@@ -29,6 +29,20 @@ async function runProxy(args: string[]): Promise<void> {
     workers: config.workers,
     connectTimeoutMs: config.connectTimeoutMs,
     drainTimeoutMs: config.drainTimeoutMs,
+    cache:
+      config.queryCacheSize === 0
+        ? null
+        : {
+            type: config.queryCacheType,
+            sizeBytes: config.queryCacheSize,
+            limitBytes: config.queryCacheLimit,
+            ttlMs: config.queryCacheTtlMs,
+            singleFlightWaitMs: config.singleFlightWaitMs,
+            admin:
+              config.adminUser === null
+                ? null
+                : { user: config.adminUser, password: config.adminPassword },
+          },
     log,
   });
   const { host, port } = config.backend;

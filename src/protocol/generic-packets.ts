@@ -38,6 +38,15 @@ export function readStatus(payload: Buffer, eofFormat: boolean): StatusInfo | nu
   };
 }
 
+/** Where readStatus() finds the 2-byte status field in the same payload, or -1. */
+export function statusOffset(payload: Buffer, eofFormat: boolean): number {
+  if (eofFormat) return payload.length >= 5 ? 3 : -1;
+  const affected = readLenencInt(payload, 1);
+  if (affected === null) return -1;
+  const insertId = readLenencInt(payload, affected.end);
+  return insertId === null || insertId.end + 4 > payload.length ? -1 : insertId.end;
+}
+
 /** An ERR packet's parts. */
 export interface ErrInfo {
   errno: number;

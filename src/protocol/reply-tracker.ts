@@ -9,7 +9,7 @@
  */
 import { Command, MAX_PACKET_PAYLOAD, PacketHeader, ServerStatus } from './constants.ts';
 import type { FramedPacket } from './packet-framer.ts';
-import { readStatus } from './generic-packets.ts';
+import { readStatus, statusOffset } from './generic-packets.ts';
 import { readLenencInt } from './lenenc.ts';
 
 /** The shapes of reply a command can have. */
@@ -103,6 +103,13 @@ export class ReplyTracker {
   #prepareColumns = 0;
   /** Status flags of the reply's last OK or EOF, or -1 when it had none (ERR or no status). */
   status = -1;
+  /** Warning count of the reply's last OK or EOF. */
+  warnings = 0;
+  /**
+   * Payload offset of the status field in the packet just fed, or -1 when it has none: a cache
+   * hit served in another transaction state patches the stored reply there.
+   */
+  statusAt = -1;
   /** The reply ended with an ERR packet. */
   failed = false;
   /** The statement id and parameter count of a successful COM_STMT_PREPARE. */
@@ -142,6 +149,7 @@ export class ReplyTracker {
    */
   feedServer(packet: FramedPacket): boolean {
     // The rest of a 16 MB+ payload: only rows and long strings are that big, they end nothing.
+    this.statusAt = -1;
     if (packet.continuation) return false;
     const first = packet.firstByte;
     switch (this.#state) {
@@ -153,8 +161,7 @@ export class ReplyTracker {
         return false;
       case State.COLUMNS_EOF: {
         if (first === PacketHeader.ERR) return this.#fail();
-        const info = readStatus(this.#payload(packet), true);
-        this.status = info?.status ?? 0;
+        this.#readStatus(this.#payload(packet), true);
         // A cursor was opened: rows come later, through COM_STMT_FETCH.
         if (this.#binary && this.status & ServerStatus.CURSOR_EXISTS) return this.#finishResult();
         this.#state = State.ROWS;
@@ -164,8 +171,7 @@ export class ReplyTracker {
         if (first === PacketHeader.ERR) return this.#fail();
         // A row starting with 0xFE is at least 16 MB long, so its first packet is full-sized.
         if (first === PacketHeader.EOF && packet.length < MAX_PACKET_PAYLOAD) {
-          const info = readStatus(this.#payload(packet), !this.#deprecateEof);
-          this.status = info?.status ?? 0;
+          this.#readStatus(this.#payload(packet), !this.#deprecateEof);
           return this.#finishResult();
         }
         return false;
@@ -237,7 +243,7 @@ export class ReplyTracker {
       return this.#prepareColumnsNext();
     }
     if (first === PacketHeader.OK) {
-      this.status = readStatus(payload, false)?.status ?? 0;
+      this.#readStatus(payload, false);
       return this.#finishResult();
     }
     if (first === PacketHeader.LOCAL_INFILE) {
@@ -280,6 +286,13 @@ export class ReplyTracker {
     this.status = -1;
     this.#state = State.DONE;
     return true;
+  }
+
+  #readStatus(payload: Buffer, eofFormat: boolean): void {
+    const info = readStatus(payload, eofFormat);
+    this.status = info?.status ?? 0;
+    this.warnings = info?.warnings ?? 0;
+    this.statusAt = info === null ? -1 : statusOffset(payload, eofFormat);
   }
 
   #payload(packet: FramedPacket): Buffer {

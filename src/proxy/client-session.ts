@@ -6,12 +6,19 @@
  * forwarded at once (clients may pipeline), and a {@link ReplyTracker} per command follows the
  * backend's reply so the proxy always knows where each reply ends. Reply bytes are relayed as they
  * arrive, chunk by chunk, never re-encoded.
+ *
+ * With the query cache on, COM_QUERY and COM_STMT_EXECUTE go through a {@link StatementRouter}
+ * first: a hit is answered from the cache, a miss is relayed while its reply is copied, and
+ * writes mark the registry before they are sent. The proxy sometimes sends commands of its own
+ * on the connection (the session probe, a replay before the client reads diagnostics); client
+ * commands wait while one runs, and its reply is never relayed.
  */
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
-import { Capability, Command, PacketHeader } from '../protocol/constants.ts';
+import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
+import { encodePacket } from '../protocol/packet.ts';
 import {
   isSslRequest,
   restrictGreeting,
@@ -26,7 +33,13 @@ import {
   TRACKER_INSPECT_LIMIT,
   replyShapeOf,
 } from '../protocol/reply-tracker.ts';
+import { readTextRows } from '../protocol/text-rows.ts';
 import type { Logger } from './log.ts';
+import { ReplyCopy } from './reply-copy.ts';
+import { StatementRouter } from './statement-router.ts';
+import type { CommandPlan, WorkerCache } from './statement-router.ts';
+import { rewriteStatusReply } from './status-variables.ts';
+import { statusValues } from './status-values.ts';
 
 export interface BackendAddress {
   host: string;
@@ -38,9 +51,42 @@ export interface SessionOptions {
   log: Logger;
   /** How long a backend connection attempt may take before the client is told it failed. */
   connectTimeoutMs: number;
+  /** The worker's query cache; null relays every command unchanged. */
+  cache: WorkerCache | null;
 }
 
+/** A command sent to the backend whose reply is still to come. */
+interface Pending {
+  tracker: ReplyTracker;
+  /** What the cache needs to hear when the reply has ended. */
+  plan: CommandPlan | null;
+  /** The proxy's own command (the session probe, a replay): its reply is not the client's. */
+  internal: 'probe' | 'replay' | null;
+  /** The reply goes to the client only once complete (it is rewritten): SHOW STATUS. */
+  rewrite: boolean;
+  /** Packets kept for the proxy to read (probe: payloads; rewrite: whole packets). */
+  packets: Buffer[] | null;
+  /** The copy of a reply the cache will store. */
+  copy: ReplyCopy | null;
+}
+
+/** A client packet that arrived while the session holds commands back. */
+interface HeldPacket {
+  raw: Buffer;
+  continuation: boolean;
+}
+
+/** How long a session whose client left waits for replies of writes it announced. */
+const LINGER_MS = 10_000;
+
 const COM_QUIT = Buffer.from([1, 0, 0, 0, Command.QUIT]);
+
+/** Commands the cache routes: they wait for the replies before them. */
+const ROUTED_COMMANDS = new Set<number>([
+  Command.QUERY,
+  Command.STMT_PREPARE,
+  Command.STMT_EXECUTE,
+]);
 
 const Phase = {
   /** Waiting for the backend's greeting. */
@@ -62,7 +108,7 @@ export class ClientSession {
   readonly #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
   /** Replies still to come from the backend, oldest first. */
-  readonly #pending: ReplyTracker[] = [];
+  readonly #pending: Pending[] = [];
   #phase: Phase = Phase.GREETING;
   #greeting: Greeting | null = null;
   #capabilities = 0;
@@ -73,6 +119,22 @@ export class ClientSession {
   /** Close once the chunk being relayed has been written: its last reply ends the session. */
   #closeAfterRelay = false;
   #onClose: (() => void) | null = null;
+  /** The query cache's view of this session, from a successful login on. */
+  #router: StatementRouter | null = null;
+  /**
+   * Client packets wait here while the proxy's own command runs, or while a command the cache
+   * routes waits for the replies before it (a hit must not overtake them).
+   */
+  #held: HeldPacket[] = [];
+  #holding = false;
+  /** The held packet being taken up now. */
+  #replaying: HeldPacket | null = null;
+  /** Set when the pending queue empties with packets held: they are taken up after the chunk. */
+  #resumeHeld = false;
+  /** Reading paused because answers from the cache wait for the client to read. */
+  #pausedForAnswers = false;
+  /** The client is gone but announced writes still wait for their replies. */
+  #lingering = false;
 
   constructor(client: Socket, options: SessionOptions) {
     this.#client = client;
@@ -87,7 +149,13 @@ export class ClientSession {
     // Nothing is read from the client before the backend has greeted it.
     client.pause();
     client.on('data', (chunk: Buffer) => this.#guard(() => this.#onClientData(chunk)));
-    client.on('drain', () => this.#backend.resume());
+    client.on('drain', () => {
+      this.#backend.resume();
+      if (this.#pausedForAnswers) {
+        this.#pausedForAnswers = false;
+        if (!this.#holding) this.#client.resume();
+      }
+    });
     client.on('error', () => this.close());
     client.on('close', () => this.close());
 
@@ -126,15 +194,38 @@ export class ClientSession {
     this.#phase = Phase.CLOSED;
     // Flush what the client is owed, then close.
     this.#client.destroySoon();
-    if (wasIdle && this.#backend.writable && !this.#backend.connecting) {
-      // A polite COM_QUIT, so the server does not count an aborted connection.
-      this.#backend.end(COM_QUIT);
+    if (this.#router !== null && this.#pending.some((pending) => pending.plan?.marks)) {
+      // Writes announced to the registry: the server may still run them, so their marks stay
+      // until their replies come (or a bounded wait ends), or a stale result could be stored.
+      this.#lingering = true;
+      this.#backend.resume();
+      this.#backend.setTimeout(LINGER_MS, () => this.#finishLinger());
     } else {
-      this.#backend.destroy();
+      this.#router?.onClose(this.#unansweredPlans());
+      if (wasIdle && this.#backend.writable && !this.#backend.connecting) {
+        // A polite COM_QUIT, so the server does not count an aborted connection.
+        this.#backend.end(COM_QUIT);
+      } else {
+        this.#backend.destroy();
+      }
     }
     const onClose = this.#onClose;
     this.#onClose = null;
     onClose?.();
+  }
+
+  #unansweredPlans(): CommandPlan[] {
+    const plans: CommandPlan[] = [];
+    for (const pending of this.#pending) if (pending.plan !== null) plans.push(pending.plan);
+    return plans;
+  }
+
+  #finishLinger(): void {
+    if (!this.#lingering) return;
+    this.#lingering = false;
+    this.#router?.onClose(this.#unansweredPlans());
+    this.#pending.length = 0;
+    this.#backend.destroy();
   }
 
   // --- client → backend ---------------------------------------------------------------------
@@ -163,11 +254,15 @@ export class ClientSession {
       default:
         return;
     }
-    const head = this.#pending[0];
-    if (packet.continuation || head?.awaitsClient) {
+    const head = this.#pending[0]?.tracker;
+    if (!this.#holding && (packet.continuation || head?.awaitsClient)) {
       // The rest of a 16 MB+ command, a LOCAL INFILE file, or an authentication answer.
       head?.feedClient(packet);
       this.#toBackend(raw);
+      return;
+    }
+    if (this.#holding) {
+      this.#hold(raw, packet.continuation);
       return;
     }
     if (packet.length === 0) {
@@ -186,13 +281,124 @@ export class ClientSession {
       this.#toBackend(raw);
       return;
     }
+    let plan: CommandPlan | null = null;
+    if (this.#router !== null && packet.length < MAX_PACKET_PAYLOAD) {
+      if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
+        // Whether the cache answers depends on the replies before it: wait for them.
+        this.#hold(raw, false);
+        return;
+      }
+      const route = this.#router.route(packet.payload!, raw, this.#pending.length > 0);
+      switch (route.action) {
+        case 'answer':
+          this.#answer(route.bytes);
+          return;
+        case 'probe':
+          this.#sendInternal('probe', Buffer.from(route.sql, 'utf8'));
+          this.#hold(raw, false);
+          return;
+        case 'wait': {
+          // An identical miss is on its way: its reply will likely be a hit for this one too.
+          this.#hold(raw, false);
+          const cache = this.#options.cache!;
+          route.flight.wait(() => {
+            if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
+          }, cache.flights.maxWaitMs);
+          return;
+        }
+        case 'replay':
+          this.#sendInternal('replay', route.payload);
+          this.#hold(raw, false);
+          return;
+        case 'forward':
+          plan = route.plan;
+      }
+    }
     if (shape !== ReplyShape.NONE) {
-      this.#pending.push(
-        new ReplyTracker(shape, (this.#capabilities & Capability.DEPRECATE_EOF) !== 0, command),
-      );
+      const rewrite = plan?.status != null;
+      this.#pending.push({
+        tracker: new ReplyTracker(shape, this.#deprecateEof, command),
+        plan,
+        internal: null,
+        rewrite,
+        packets: rewrite ? [] : null,
+        copy: plan?.fill ? new ReplyCopy(this.#options.cache!.cache.limitBytes) : null,
+      });
+      // Nothing else may reach the backend until a reply to rewrite is complete.
+      if (rewrite) this.#holding = true;
     }
     this.#toBackend(raw);
     if (command === Command.QUIT) this.close();
+  }
+
+  get #deprecateEof(): boolean {
+    return (this.#capabilities & Capability.DEPRECATE_EOF) !== 0;
+  }
+
+  /** Sends a command of the proxy's own; client commands wait until its reply is in. */
+  #sendInternal(kind: 'probe' | 'replay', payload: Buffer): void {
+    this.#pending.push({
+      tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, payload[0] ?? Command.QUERY),
+      plan: null,
+      internal: kind,
+      rewrite: false,
+      packets: kind === 'probe' ? [] : null,
+      copy: null,
+    });
+    this.#holding = true;
+    const command =
+      kind === 'probe' ? Buffer.concat([Buffer.from([Command.QUERY]), payload]) : payload;
+    this.#toBackend(encodePacket(command, 0));
+  }
+
+  #hold(raw: Buffer, continuation: boolean): void {
+    this.#holding = true;
+    // What is held is bounded by what one read brings: no more reads until it is taken up.
+    this.#client.pause();
+    if (this.#replaying?.raw === raw) {
+      // A held packet that must wait again keeps its place at the front.
+      this.#held.unshift(this.#replaying);
+      this.#replaying = null;
+      return;
+    }
+    this.#held.push({ raw: Buffer.from(raw), continuation });
+  }
+
+  /** Takes up held packets once nothing the cache waits for is in flight. */
+  #resume(): void {
+    this.#holding = false;
+    this.#backend.cork();
+    try {
+      while (!this.#holding && this.#phase === Phase.COMMANDS) {
+        const next = this.#held.shift();
+        if (next === undefined) break;
+        this.#replaying = next;
+        const { raw, continuation } = next;
+        const length = raw.readUIntLE(0, 3);
+        this.#onClientPacket({
+          sequenceId: raw[3]!,
+          length,
+          continuation,
+          firstByte: length > 0 ? raw[4]! : -1,
+          payload: raw.subarray(4),
+          raw,
+          end: raw.length,
+        });
+        this.#replaying = null;
+      }
+    } finally {
+      this.#backend.uncork();
+    }
+    if (!this.#holding && !this.#pausedForAnswers) this.#client.resume();
+  }
+
+  /** An answer of the cache's own: the client gets it at once, nothing reaches the server. */
+  #answer(bytes: Buffer): void {
+    this.#sentToClient = true;
+    if (!this.#client.write(bytes)) {
+      this.#pausedForAnswers = true;
+      this.#client.pause();
+    }
   }
 
   #onHandshakeResponse(packet: FramedPacket, raw: Buffer): void {
@@ -216,7 +422,14 @@ export class ClientSession {
     this.#capabilities = response.capabilities;
     this.#phase = Phase.COMMANDS;
     this.#login = new ReplyTracker(ReplyShape.AUTH, false);
-    this.#pending.push(this.#login);
+    this.#pending.push({
+      tracker: this.#login,
+      plan: null,
+      internal: null,
+      rewrite: false,
+      packets: null,
+      copy: null,
+    });
     this.#toBackend(raw);
   }
 
@@ -236,11 +449,22 @@ export class ClientSession {
       this.#backendFramer.push(chunk);
       return;
     }
+    // A reply of the proxy's own, or one to be rewritten, is never relayed as read. Such a reply
+    // is alone on the connection (everything else waits), so a chunk never mixes the two kinds.
+    const head = this.#pending[0];
+    const relay = head === undefined || (head.internal === null && !head.rewrite);
     this.#backendFramer.push(chunk);
     if (this.#phase === Phase.CLOSED) return;
-    this.#toClient(chunk);
+    if (relay) this.#toClient(chunk);
     // Closing waits until the chunk holding the last reply has been handed to the client.
-    if (this.#closeAfterRelay) this.close();
+    if (this.#closeAfterRelay) {
+      this.close();
+      return;
+    }
+    if (this.#resumeHeld) {
+      this.#resumeHeld = false;
+      this.#resume();
+    }
   }
 
   #onBackendPacket(packet: FramedPacket): void {
@@ -248,15 +472,72 @@ export class ClientSession {
       this.#onGreeting(packet);
       return;
     }
-    if (this.#phase !== Phase.COMMANDS) return;
-    const head = this.#pending[0];
-    if (head === undefined) throw new Error(`backend sent ${packet.length} bytes nobody asked for`);
-    if (!head.feedServer(packet)) return;
+    if (this.#phase !== Phase.COMMANDS && !this.#lingering) return;
+    const pending = this.#pending[0];
+    if (pending === undefined)
+      throw new Error(`backend sent ${packet.length} bytes nobody asked for`);
+    const tracker = pending.tracker;
+    const done = tracker.feedServer(packet);
+    if (pending.copy !== null) pending.copy.append(packet.raw, tracker.statusAt);
+    if (pending.packets !== null && !packet.continuation && packet.raw !== null) {
+      pending.packets.push(Buffer.from(packet.raw));
+    }
+    if (!done) return;
     this.#pending.shift();
+    this.#onReplyEnd(pending);
+    if (this.#lingering) {
+      if (!this.#pending.some((other) => other.plan?.marks)) this.#finishLinger();
+      return;
+    }
     // A failed login ends the connection (the server closes its side too); a failed
     // COM_CHANGE_USER does not: the server keeps the previous user logged in.
-    if (head === this.#login && head.failed) this.#closeAfterRelay = true;
-    if (this.#draining && this.#pending.length === 0) this.#closeAfterRelay = true;
+    if (tracker === this.#login) {
+      if (tracker.failed) this.#closeAfterRelay = true;
+      else if (this.#options.cache !== null) {
+        this.#router = new StatementRouter(
+          this.#options.cache,
+          this.#greeting!.serverVersion,
+          this.#capabilities,
+          tracker.status,
+        );
+      }
+    }
+    if (this.#pending.length === 0) {
+      if (this.#draining) this.#closeAfterRelay = true;
+      if (this.#held.length > 0 || this.#holding) this.#resumeHeld = true;
+    }
+  }
+
+  /** A reply has ended: the cache hears of it, and the proxy's own replies are used. */
+  #onReplyEnd(pending: Pending): void {
+    const router = this.#router;
+    if (router === null) return;
+    const { tracker, plan } = pending;
+    if (pending.internal === 'probe') {
+      const payloads = pending.packets!.map((raw) => raw.subarray(4));
+      router.acceptProbe(
+        tracker.failed ? undefined : readTextRows(payloads, this.#deprecateEof)[0],
+      );
+      return;
+    }
+    if (pending.internal !== null || plan === null) return;
+    if (pending.copy !== null && plan.fill !== null) {
+      router.store(plan.fill, tracker, pending.copy.finish(), pending.copy.statusOffsets);
+    }
+    router.onReply(plan, tracker);
+    if (pending.rewrite && !this.#lingering) this.#sendRewritten(pending);
+  }
+
+  /** SHOW STATUS: the server's reply with the cache's counters in it. */
+  #sendRewritten(pending: Pending): void {
+    const packets = pending.packets!;
+    const rewritten = rewriteStatusReply(
+      packets.map((raw) => raw.subarray(4)),
+      this.#deprecateEof,
+      pending.plan!.status!,
+      ...statusValues(this.#options.cache!.cache),
+    );
+    this.#toClient(rewritten ?? Buffer.concat(packets));
   }
 
   #onGreeting(packet: FramedPacket): void {
@@ -292,6 +573,7 @@ export class ClientSession {
   }
 
   #onBackendError(error: NodeJS.ErrnoException): void {
+    if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
       const reason =
@@ -310,6 +592,7 @@ export class ClientSession {
   }
 
   #onBackendClose(): void {
+    if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
       this.#failClient(

@@ -5,8 +5,10 @@
  */
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import type { BackendAddress } from './client-session.ts';
+import type { CacheSettings } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 
@@ -19,6 +21,8 @@ export interface ProxyOptions {
   connectTimeoutMs: number;
   /** How long a drain waits for commands in flight before connections are cut. */
   drainTimeoutMs: number;
+  /** The query cache; null makes the proxy a plain relay. */
+  cache: CacheSettings | null;
   log: Logger;
 }
 
@@ -26,6 +30,8 @@ export interface RunningProxy {
   host: string;
   port: number;
   registry: InvalidationRegistry;
+  /** The query cache's counters, summed over workers. */
+  stats: CacheStats;
   /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
   close(): Promise<void>;
 }
@@ -51,6 +57,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const port = await resolvePort(options.host, options.port);
   const registryBuffer = InvalidationRegistry.allocate();
   const registry = new InvalidationRegistry(registryBuffer);
+  const statsBuffer = CacheStats.allocate(options.workers);
   const workers = new Set<Worker>();
   let closing = false;
 
@@ -63,6 +70,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         backend: options.backend,
         connectTimeoutMs: options.connectTimeoutMs,
         registry: registryBuffer,
+        stats: statsBuffer,
+        workers: options.workers,
+        cache: options.cache,
       };
       const worker = new Worker(workerUrl, { workerData: config });
       workers.add(worker);
@@ -115,5 +125,5 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await Promise.all(drained);
   };
 
-  return { host: options.host, port, registry, close };
+  return { host: options.host, port, registry, stats: new CacheStats(statsBuffer, 0), close };
 }

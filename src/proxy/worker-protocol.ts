@@ -1,5 +1,20 @@
 /** Messages between the main thread and proxy workers (startup and shutdown only, never per query). */
+import type { QueryCacheType } from '../cache/query-cache.ts';
 import type { BackendAddress } from './client-session.ts';
+import type { AdminAccount } from './schema-catalog.ts';
+
+/** The query cache's options, as given to the proxy. */
+export interface CacheSettings {
+  type: QueryCacheType;
+  /** --query-cache-size for the whole proxy; each worker gets an equal share. */
+  sizeBytes: number;
+  limitBytes: number;
+  ttlMs: number;
+  /** How long an identical miss waits for the first before it asks the server itself. */
+  singleFlightWaitMs: number;
+  /** The account that reads schema metadata; null: every write invalidates everything. */
+  admin: AdminAccount | null;
+}
 
 export interface WorkerConfig {
   index: number;
@@ -8,6 +23,9 @@ export interface WorkerConfig {
   backend: BackendAddress;
   connectTimeoutMs: number;
   registry: SharedArrayBuffer;
+  stats: SharedArrayBuffer;
+  workers: number;
+  cache: CacheSettings | null;
 }
 
 export type ToWorker = { type: 'drain' };

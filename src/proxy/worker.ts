@@ -4,17 +4,42 @@
  */
 import { createServer } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { QueryCache } from '../cache/query-cache.ts';
+import { SingleFlight } from '../cache/single-flight.ts';
 import { ClientSession } from './client-session.ts';
 import { createLogger } from './log.ts';
+import { SchemaCatalog } from './schema-catalog.ts';
+import { SessionKeys, StatementMemo } from './statement-memo.ts';
+import type { WorkerCache } from './statement-router.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 
 const config = workerData as WorkerConfig;
 const log = createLogger(`[worker ${config.index}] `);
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
-// The registry is wired in here so every worker maps the same shared area from the start.
-export const registry = new InvalidationRegistry(config.registry);
+const registry = new InvalidationRegistry(config.registry);
+
+function createCache(): WorkerCache | null {
+  const settings = config.cache;
+  if (settings === null || settings.sizeBytes === 0) return null;
+  const catalog = new SchemaCatalog(registry, config.backend, settings.admin, log);
+  catalog.warmUp();
+  return {
+    cache: new QueryCache(registry, new CacheStats(config.stats, config.index), {
+      type: settings.type,
+      budgetBytes: Math.floor(settings.sizeBytes / config.workers),
+      limitBytes: settings.limitBytes,
+      ttlMs: settings.ttlMs,
+    }),
+    catalog,
+    memo: new StatementMemo(),
+    sessionKeys: new SessionKeys(),
+    flights: new SingleFlight(settings.singleFlightWaitMs),
+  };
+}
+const cache = createCache();
 
 const sessions = new Set<ClientSession>();
 let draining = false;
@@ -29,6 +54,7 @@ const server = createServer({ noDelay: true }, (socket) => {
     backend: config.backend,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
+    cache,
   });
   sessions.add(session);
   session.onClose = () => {

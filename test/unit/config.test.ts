@@ -24,7 +24,28 @@ describe('proxy configuration', () => {
       workers: availableParallelism(),
       connectTimeoutMs: 5000,
       drainTimeoutMs: 10000,
+      queryCacheType: 1,
+      queryCacheSize: 64 * 1024 * 1024,
+      queryCacheLimit: 1024 * 1024,
+      queryCacheTtlMs: 0,
+      singleFlightWaitMs: 50,
+      adminUser: null,
+      adminPassword: '',
     });
+  });
+
+  test('query cache options are written as the server writes them', () => {
+    const config = parseProxyConfig(
+      ['--query-cache-size', '100M', '--query-cache-limit', '512K', '--query-cache-type', 'DEMAND'],
+      { NICECACHE_QUERY_CACHE_TTL: '30', NICECACHE_ADMIN_USER: 'meta' },
+    )!;
+    assert.equal(config.queryCacheSize, 100 * 1024 * 1024);
+    assert.equal(config.queryCacheLimit, 512 * 1024);
+    assert.equal(config.queryCacheType, 2);
+    assert.equal(config.queryCacheTtlMs, 30_000);
+    assert.equal(config.adminUser, 'meta');
+    assert.throws(() => parseProxyConfig(['--query-cache-size', '64MB'], {}), ConfigError);
+    assert.throws(() => parseProxyConfig(['--query-cache-type', '3'], {}), ConfigError);
   });
 
   test('options beat environment variables, which beat the config file', () => {

@@ -1,0 +1,112 @@
+/**
+ * The query cache's counters, for the whole proxy. Each worker writes only its own region of one
+ * SharedArrayBuffer (plain stores, no atomics: one writer per word), and whoever answers
+ * SHOW STATUS sums the regions. A hit costs one increment and no cross-thread traffic.
+ */
+
+/** Counters, each one word per worker. */
+export const Counter = {
+  /** Qcache_hits: results served from the cache. */
+  HITS: 0,
+  /** Qcache_inserts: results stored. */
+  INSERTS: 1,
+  /** Qcache_not_cached: SELECTs sent to the server that could not be stored. */
+  NOT_CACHED: 2,
+  /** Qcache_lowmem_prunes: results evicted to make room. */
+  LOWMEM_PRUNES: 3,
+  /** Results in the store now (a gauge). */
+  QUERIES_IN_CACHE: 4,
+  /** Bytes charged to the store now (a gauge). */
+  BYTES_USED: 5,
+  /** Writes that invalidated tables. */
+  INVALIDATIONS: 6,
+  /** Writes whose tables could not be known, which invalidated everything. */
+  INVALIDATIONS_ALL: 7,
+  /** Results not stored because they grew past --query-cache-limit. */
+  TOO_LARGE: 8,
+  /** Results not stored because a write finished while they were read. */
+  STALE_FILLS_REFUSED: 9,
+  /** Stored results found but not served: a write, a snapshot or a TTL made them unusable. */
+  STALE_HITS_REFUSED: 10,
+  /** SELECTs that waited for an identical one in flight and were served its result. */
+  SINGLE_FLIGHT_HITS: 11,
+} as const;
+const COUNTERS = 12;
+
+/** Why a SELECT was sent to the server without consulting the cache. */
+export const Bypass = {
+  /** The server's rules: non-deterministic functions, variables, system tables, ... */
+  UNCACHEABLE: 0,
+  /** SQL_NO_CACHE, or query_cache_type DEMAND without SQL_CACHE, or the cache is off. */
+  NOT_REQUESTED: 1,
+  /** A locking read, SERIALIZABLE, or READ UNCOMMITTED. */
+  ISOLATION: 2,
+  /** The session wrote the table in its open transaction. */
+  OWN_WRITES: 3,
+  /** The session has a temporary table (or may have one) of that name. */
+  TEMPORARY_TABLE: 4,
+  /** A table the schema metadata does not know (a new table or view, or metadata is reloading). */
+  UNKNOWN_TABLE: 5,
+  /** The session's state (character set, sql_mode, ...) is unknown or unsupported. */
+  SESSION_STATE: 6,
+  /** The client sent it behind other commands still in flight. */
+  PIPELINED: 7,
+  /** The reply was an error, had warnings, or was not a single result set. */
+  REPLY: 8,
+} as const;
+export const BYPASS_NAMES = [
+  'uncacheable',
+  'not_requested',
+  'isolation',
+  'own_writes',
+  'temporary_table',
+  'unknown_table',
+  'session_state',
+  'pipelined',
+  'reply',
+] as const;
+const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;
+
+export type CounterName = keyof typeof Counter;
+
+export class CacheStats {
+  readonly buffer: SharedArrayBuffer;
+  readonly workers: number;
+  readonly #words: Float64Array;
+  readonly #base: number;
+
+  static allocate(workers: number): SharedArrayBuffer {
+    return new SharedArrayBuffer(workers * WORDS_PER_WORKER * Float64Array.BYTES_PER_ELEMENT);
+  }
+
+  /** `worker` is this thread's region; the main thread may pass 0 to read only. */
+  constructor(buffer: SharedArrayBuffer, worker: number) {
+    this.buffer = buffer;
+    this.#words = new Float64Array(buffer);
+    this.workers = this.#words.length / WORDS_PER_WORKER;
+    this.#base = worker * WORDS_PER_WORKER;
+  }
+
+  add(counter: number, amount = 1): void {
+    this.#words[this.#base + counter]! += amount;
+  }
+
+  set(counter: number, value: number): void {
+    this.#words[this.#base + counter] = value;
+  }
+
+  bypass(reason: number): void {
+    this.#words[this.#base + COUNTERS + reason]! += 1;
+  }
+
+  /** The sum over every worker. */
+  total(counter: number): number {
+    let sum = 0;
+    for (let w = 0; w < this.workers; w++) sum += this.#words[w * WORDS_PER_WORKER + counter]!;
+    return sum;
+  }
+
+  totalBypass(reason: number): number {
+    return this.total(COUNTERS + reason);
+  }
+}

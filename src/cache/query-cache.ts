@@ -1,0 +1,121 @@
+/**
+ * One worker's query cache: its own entry store, the registry every worker shares, and the
+ * counters. It knows keys, bytes and slots; what goes into a key, and when a statement may use
+ * the cache at all, is the session's business.
+ */
+import { CacheStats, Counter } from './cache-stats.ts';
+import type { InvalidationRegistry } from './invalidation-registry.ts';
+import { ResultStore } from './result-store.ts';
+import type { CachedResult } from './result-store.ts';
+
+export type { CachedResult } from './result-store.ts';
+
+/** query_cache_type: OFF, ON, or DEMAND (only SQL_CACHE queries). */
+export type QueryCacheType = 0 | 1 | 2;
+
+export interface QueryCacheOptions {
+  type: QueryCacheType;
+  /** This worker's share of --query-cache-size. */
+  budgetBytes: number;
+  /** --query-cache-limit: larger results are not stored. */
+  limitBytes: number;
+  /** --query-cache-ttl in ms; 0 keeps results until a write or eviction. */
+  ttlMs: number;
+}
+
+export class QueryCache {
+  readonly registry: InvalidationRegistry;
+  readonly stats: CacheStats;
+  readonly type: QueryCacheType;
+  readonly limitBytes: number;
+  readonly #store: ResultStore;
+  #clearCount: number;
+  #evictions = 0;
+
+  constructor(registry: InvalidationRegistry, stats: CacheStats, options: QueryCacheOptions) {
+    this.registry = registry;
+    this.stats = stats;
+    this.type = options.type;
+    this.limitBytes = options.limitBytes;
+    this.#store = new ResultStore({ budgetBytes: options.budgetBytes, ttlMs: options.ttlMs });
+    this.#clearCount = registry.clearCount();
+  }
+
+  /**
+   * A stored result still equal to what the server would answer now and, inside a transaction,
+   * to what its snapshot sees (`snapshotSeq`, or null outside a snapshot).
+   */
+  lookup(key: string, snapshotSeq: number | null): CachedResult | undefined {
+    this.#followClears();
+    const result = this.#store.get(key);
+    if (result === undefined) return undefined;
+    if (!this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) {
+      // Stale for everyone from now on: free the room at once.
+      this.#store.delete(key);
+      this.#updateGauges();
+      this.stats.add(Counter.STALE_HITS_REFUSED);
+      return undefined;
+    }
+    if (snapshotSeq !== null && !this.registry.isFresh(result.slots, result.fillSeq, snapshotSeq)) {
+      this.stats.add(Counter.STALE_HITS_REFUSED);
+      return undefined;
+    }
+    return result;
+  }
+
+  /** Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. */
+  store(
+    key: string,
+    bytes: Buffer,
+    statusOffsets: readonly number[],
+    slots: Int32Array,
+    fillSeq: number,
+  ): boolean {
+    this.#followClears();
+    if (!this.registry.isFresh(slots, fillSeq, fillSeq)) {
+      this.stats.add(Counter.STALE_FILLS_REFUSED);
+      this.stats.add(Counter.NOT_CACHED);
+      return false;
+    }
+    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq })) {
+      this.stats.add(Counter.TOO_LARGE);
+      this.stats.add(Counter.NOT_CACHED);
+      return false;
+    }
+    this.stats.add(Counter.INSERTS);
+    this.#updateGauges();
+    return true;
+  }
+
+  /** RESET QUERY CACHE: empties every worker's store. */
+  clear(): void {
+    this.registry.clearAll();
+    this.#followClears();
+  }
+
+  get size(): number {
+    return this.#store.size;
+  }
+
+  get budgetBytes(): number {
+    return this.#store.budgetBytes;
+  }
+
+  #followClears(): void {
+    const count = this.registry.clearCount();
+    if (count === this.#clearCount) return;
+    this.#clearCount = count;
+    this.#store.clear();
+    this.#updateGauges();
+  }
+
+  #updateGauges(): void {
+    const evictions = this.#store.evictions;
+    if (evictions !== this.#evictions) {
+      this.stats.add(Counter.LOWMEM_PRUNES, evictions - this.#evictions);
+      this.#evictions = evictions;
+    }
+    this.stats.set(Counter.QUERIES_IN_CACHE, this.#store.size);
+    this.stats.set(Counter.BYTES_USED, this.#store.bytesUsed);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * What a statement really reads and writes, beyond the tables its text names: reading a view
+ * reads its base tables, writing a table also writes what its triggers write, and a parent table
+ * whose foreign keys cascade (CASCADE, SET NULL, SET DEFAULT) writes its child tables. The cache
+ * keys results by base tables and invalidates the closure of every write.
+ *
+ * Built from a plain snapshot of the schema (see schema-metadata.ts), so that it can be tested and
+ * shipped to workers without a connection. Every name is "schema.table", already normalized per
+ * lower_case_table_names by whoever built the snapshot and by whoever asks.
+ */
+
+/** Stands for "unknown": a view whose definition could not be read, a trigger that may write anything. */
+export const UNKNOWN_TABLE = '*';
+
+export interface SchemaSnapshot {
+  /** Base tables, "schema.table" normalized per lower_case_table_names, with engine (e.g. 'InnoDB'). */
+  baseTables: Map<string, string>;
+  /** View "schema.view" → the tables/views its definition reads ("schema.table"); '*' if unknown. */
+  views: Map<string, string[]>;
+  /** Table "schema.table" → tables its triggers write; '*' in the list means unknown (everything). */
+  triggerWrites: Map<string, string[]>;
+  /** Parent "schema.table" → child tables written by ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT. */
+  cascades: Map<string, string[]>;
+}
+
+export class TableDependencies {
+  readonly #snapshot: SchemaSnapshot;
+  // Both are asked once per table per statement on the hot path: each answer is computed once.
+  // An answer is only ever stored for the name it was asked for, after its whole closure has been
+  // walked, so a cycle never leaves a partial answer behind for another name.
+  readonly #reads = new Map<string, readonly string[] | null>();
+  readonly #writes = new Map<string, readonly string[] | 'everything'>();
+
+  constructor(snapshot: SchemaSnapshot) {
+    this.#snapshot = snapshot;
+  }
+
+  /**
+   * The base tables behind a name: itself for a base table, a view's tables with views expanded
+   * recursively. null when the name is neither a known base table nor a known view, or when some
+   * view on the way could not be read or reads such a name: the caller must not cache then.
+   * The array is shared between calls and frozen.
+   */
+  readsOf(qualified: string): readonly string[] | null {
+    let answer = this.#reads.get(qualified);
+    if (answer === undefined) {
+      answer = this.#computeReads(qualified);
+      this.#reads.set(qualified, answer);
+    }
+    return answer;
+  }
+
+  /**
+   * Every table a write to `qualified` may change: itself, what its triggers write, the children
+   * its cascading foreign keys write, and so on transitively (each table once, cycles included).
+   * A view stands for its base tables, since writing through a view writes one of them.
+   * 'everything' when a trigger on the way may write anything, or a view on the way is unknown.
+   * A name the snapshot does not know (a table created since, a temporary table) writes itself.
+   *
+   * Cascaded changes do not fire triggers on MySQL and MariaDB 10.11, yet the children's triggers
+   * are followed too: a server that fires them would otherwise leave stale results, and the cost
+   * is only an extra invalidation. The array is shared between calls and frozen.
+   */
+  writesOf(qualified: string): readonly string[] | 'everything' {
+    let answer = this.#writes.get(qualified);
+    if (answer === undefined) {
+      answer = this.#computeWrites(qualified);
+      this.#writes.set(qualified, answer);
+    }
+    return answer;
+  }
+
+  /**
+   * The engine of a base table ('InnoDB', 'MRG_MyISAM'...; '' when the server did not say);
+   * undefined for a view or an unknown name.
+   */
+  engineOf(qualified: string): string | undefined {
+    return this.#snapshot.baseTables.get(qualified);
+  }
+
+  #computeReads(root: string): readonly string[] | null {
+    const { baseTables, views } = this.#snapshot;
+    const tables: string[] = [];
+    // The server refuses a view that reads itself, but a snapshot is taken table by table while
+    // others may alter views: the walk must end whatever it is given.
+    const seen = new Set<string>([root]);
+    const pending = [root];
+    for (let next = 0; next < pending.length; next++) {
+      const name = pending[next]!;
+      if (baseTables.has(name)) {
+        tables.push(name);
+        continue;
+      }
+      const reads = views.get(name);
+      if (reads === undefined) return null;
+      for (const read of reads) {
+        if (read === UNKNOWN_TABLE) return null;
+        if (!seen.has(read)) {
+          seen.add(read);
+          pending.push(read);
+        }
+      }
+    }
+    return Object.freeze(tables);
+  }
+
+  #computeWrites(root: string): readonly string[] | 'everything' {
+    const { baseTables, views, triggerWrites, cascades } = this.#snapshot;
+    const tables: string[] = [];
+    const seen = new Set<string>([root]);
+    const pending = [root];
+    const visit = (name: string): void => {
+      if (!seen.has(name)) {
+        seen.add(name);
+        pending.push(name);
+      }
+    };
+    for (let next = 0; next < pending.length; next++) {
+      const name = pending[next]!;
+      if (!baseTables.has(name) && views.has(name)) {
+        const behind = this.readsOf(name);
+        if (behind === null) return 'everything';
+        for (const table of behind) visit(table);
+        continue;
+      }
+      tables.push(name);
+      for (const written of triggerWrites.get(name) ?? []) {
+        if (written === UNKNOWN_TABLE) return 'everything';
+        visit(written);
+      }
+      for (const child of cascades.get(name) ?? []) visit(child);
+    }
+    return Object.freeze(tables);
+  }
+}

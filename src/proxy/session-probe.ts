@@ -1,0 +1,92 @@
+/**
+ * What the proxy asks a session's own backend connection to learn the state a cached result
+ * depends on: current schema, user and role, and every session variable that changes result
+ * bytes. Asking the server, rather than parsing SET statements, also catches state changed by
+ * stored procedures, SET STATEMENT, COM_INIT_DB, COM_CHANGE_USER and anything else.
+ *
+ * The probe is a SELECT without tables: it leaves the server's warning list alone (the server
+ * resets it only for statements that use tables), so SHOW WARNINGS after it still tells the
+ * client's own statement. It is sent only when the state may have changed since the last one.
+ */
+import type { LowerCaseTableNames } from '../sql/statement-classifier.ts';
+
+/** The probe's columns, in order; their values together are the session's part of a cache key. */
+const MARIADB_COLUMNS = [
+  'DATABASE()',
+  'CURRENT_USER()',
+  'CURRENT_ROLE()',
+  '@@lower_case_table_names',
+  '@@sql_mode',
+  '@@tx_isolation',
+  '@@character_set_client',
+  '@@character_set_connection',
+  '@@character_set_results',
+  '@@collation_connection',
+  '@@time_zone',
+  '@@sql_select_limit',
+  '@@max_sort_length',
+  '@@group_concat_max_len',
+  '@@div_precision_increment',
+  '@@lc_time_names',
+  '@@default_week_format',
+  '@@sql_auto_is_null',
+  '@@max_allowed_packet',
+  '@@default_regex_flags',
+  '@@system_versioning_asof',
+] as const;
+
+/** MySQL names the isolation variable differently and lacks the last two (MariaDB-only). */
+const MYSQL_COLUMNS = MARIADB_COLUMNS.slice(0, -2).map((column) =>
+  column === '@@tx_isolation' ? '@@transaction_isolation' : column,
+);
+
+export function probeSql(serverVersion: string): string {
+  const columns = /mariadb/i.test(serverVersion) ? MARIADB_COLUMNS : MYSQL_COLUMNS;
+  return `SELECT ${columns.join(', ')}`;
+}
+
+export type Isolation = 'READ-UNCOMMITTED' | 'READ-COMMITTED' | 'REPEATABLE-READ' | 'SERIALIZABLE';
+
+export interface SessionSnapshot {
+  /** The current schema, or null when none is selected. */
+  schema: string | null;
+  isolation: Isolation;
+  lowerCaseTableNames: LowerCaseTableNames;
+  ansiQuotes: boolean;
+  noBackslashEscapes: boolean;
+  /**
+   * The client character set lets a multi-byte character end in a backslash or quote byte (big5,
+   * gbk, sjis...): the tokenizer, which reads bytes, could misjudge where a string ends, so such
+   * sessions are never cached and their writes invalidate everything.
+   */
+  unsafeCharset: boolean;
+  /** Every value of the probe, joined: equal digests mean equal result bytes for equal queries. */
+  digest: string;
+}
+
+const UNSAFE_CLIENT_CHARSETS = new Set(['big5', 'cp932', 'gbk', 'gb18030', 'sjis']);
+const ISOLATIONS = new Set<string>([
+  'READ-UNCOMMITTED',
+  'READ-COMMITTED',
+  'REPEATABLE-READ',
+  'SERIALIZABLE',
+]);
+
+/** Reads the probe's single row; null when it is not what was asked for. */
+export function readProbe(row: ReadonlyArray<string | null> | undefined): SessionSnapshot | null {
+  if (row === undefined || row.length < MYSQL_COLUMNS.length) return null;
+  const lctn = Number(row[3]);
+  const sqlMode = row[4] ?? '';
+  const isolation = row[5] ?? '';
+  if ((lctn !== 0 && lctn !== 1 && lctn !== 2) || !ISOLATIONS.has(isolation)) return null;
+  const modes = new Set(sqlMode.split(','));
+  return {
+    schema: row[0] ?? null,
+    isolation: isolation as Isolation,
+    lowerCaseTableNames: lctn,
+    ansiQuotes: modes.has('ANSI_QUOTES') || modes.has('ANSI'),
+    noBackslashEscapes: modes.has('NO_BACKSLASH_ESCAPES'),
+    unsafeCharset: UNSAFE_CLIENT_CHARSETS.has((row[6] ?? '').toLowerCase()),
+    digest: row.map((value) => value ?? '\u0000').join('\u0001'),
+  };
+}

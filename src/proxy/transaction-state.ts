@@ -1,0 +1,142 @@
+/**
+ * A session's transaction as the cache must see it, learned from the status flags of the
+ * server's replies rather than from the statements (implicit commits, autocommit=0, XA, errors
+ * that roll back: the flags tell what really happened).
+ *
+ * - Writes inside a transaction stay "in flight" in the registry until the transaction ends, so
+ *   no session is served, and no session stores, a result that could miss or include them before
+ *   they commit. The tables held are also this session's own writes, which it reads from the
+ *   server only.
+ * - The snapshot: the registry sequence read before the transaction's first statement was sent.
+ *   A REPEATABLE READ transaction sees the data as of a moment no earlier than that, so a cached
+ *   result is what it would see when none of its tables moved past the number (and, once stored,
+ *   a result read inside it is good exactly as long as that stays true). InnoDB takes the
+ *   snapshot at the first read, not at BEGIN, so hits wait until a read has gone to the server.
+ */
+import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { ServerStatus } from '../protocol/constants.ts';
+
+/** The registry marks a statement set before it was sent. */
+export interface WriteMarks {
+  slots: Int32Array | null;
+  everything: boolean;
+  schemaChange: boolean;
+}
+
+/** Status bits a cached reply must carry as the session's, not as they were when it was stored. */
+export const SESSION_STATUS_BITS =
+  ServerStatus.IN_TRANS | ServerStatus.AUTOCOMMIT | ServerStatus.IN_TRANS_READONLY;
+
+export class TransactionState {
+  readonly #registry: InvalidationRegistry;
+  /** The last status flags the server reported. */
+  status: number = ServerStatus.AUTOCOMMIT;
+  snapshotSeq = 0;
+  snapshotEstablished = false;
+  /**
+   * SET TRANSACTION (without SESSION) set an isolation level for the next transaction only,
+   * which the probe cannot see: no caching until a transaction has ended.
+   */
+  isolationOverride = false;
+  readonly #held = new Set<number>();
+  #heldEverything = false;
+
+  constructor(registry: InvalidationRegistry) {
+    this.#registry = registry;
+  }
+
+  get inTransaction(): boolean {
+    return (this.status & ServerStatus.IN_TRANS) !== 0;
+  }
+
+  get autocommit(): boolean {
+    return (this.status & ServerStatus.AUTOCOMMIT) !== 0;
+  }
+
+  /** Did this transaction write any of `slots` (or something it could not name)? */
+  wrote(slots: Int32Array): boolean {
+    if (this.#heldEverything) return true;
+    if (this.#held.size === 0) return false;
+    for (let i = 0; i < slots.length; i++) if (this.#held.has(slots[i]!)) return true;
+    return false;
+  }
+
+  /** Marks the registry before a write is sent. */
+  begin(marks: WriteMarks): void {
+    if (marks.schemaChange) this.#registry.beginSchemaChange();
+    if (marks.everything) this.#registry.beginWriteEverything();
+    else if (marks.slots !== null) for (const slot of marks.slots) this.#registry.beginWrite(slot);
+  }
+
+  /**
+   * A reply ended. `status` is -1 after an error: the transaction state is then kept as it was,
+   * since holding marks longer is always safe.
+   */
+  onReply(
+    status: number,
+    seqBefore: number,
+    marks: WriteMarks | null,
+    establishesSnapshot: boolean,
+    setsIsolation: boolean,
+  ): void {
+    const wasIn = this.inTransaction;
+    if (status >= 0) this.status = status;
+    const nowIn = status >= 0 ? this.inTransaction : wasIn || !this.autocommit;
+    if (!wasIn && nowIn) {
+      this.snapshotSeq = seqBefore;
+      this.snapshotEstablished = establishesSnapshot;
+    } else if (nowIn && establishesSnapshot) {
+      this.snapshotEstablished = true;
+    }
+    if (marks !== null) {
+      if (nowIn) this.#hold(marks);
+      else this.#release(marks);
+      if (marks.schemaChange) this.#registry.endSchemaChange();
+    }
+    if (!nowIn) {
+      this.#releaseHeld();
+      if (!setsIsolation) this.isolationOverride = false;
+    }
+  }
+
+  /** The connection is gone: the server rolls back, so whatever is held can go. */
+  releaseAll(): void {
+    this.#releaseHeld();
+  }
+
+  /** Marks of a statement whose reply will never come (connection lost). */
+  abandon(marks: WriteMarks): void {
+    this.#release(marks);
+    if (marks.schemaChange) this.#registry.endSchemaChange();
+  }
+
+  #hold(marks: WriteMarks): void {
+    const registry = this.#registry;
+    if (marks.everything) {
+      if (this.#heldEverything) registry.endWriteEverything();
+      else this.#heldEverything = true;
+      return;
+    }
+    if (marks.slots === null) return;
+    for (const slot of marks.slots) {
+      // One mark per slot is enough; a second one is released at once.
+      if (this.#held.has(slot)) registry.endWrite(slot);
+      else this.#held.add(slot);
+    }
+  }
+
+  #release(marks: WriteMarks): void {
+    const registry = this.#registry;
+    if (marks.everything) registry.endWriteEverything();
+    else if (marks.slots !== null) for (const slot of marks.slots) registry.endWrite(slot);
+  }
+
+  #releaseHeld(): void {
+    for (const slot of this.#held) this.#registry.endWrite(slot);
+    this.#held.clear();
+    if (this.#heldEverything) {
+      this.#heldEverything = false;
+      this.#registry.endWriteEverything();
+    }
+  }
+}

@@ -1,0 +1,330 @@
+/**
+ * Reads from information_schema what the statement text does not say about tables: which base
+ * tables a view reads, which tables a table's triggers write, which child tables a parent's
+ * cascading foreign keys write. The result is a plain SchemaSnapshot for TableDependencies.
+ *
+ * Whatever cannot be known is recorded as '*' (UNKNOWN_TABLE), never left out: a view whose
+ * definition is hidden or not understood makes its readers uncacheable, a trigger whose body is
+ * not understood makes writes to its table invalidate everything. What information_schema hides
+ * entirely cannot be recorded at all, so the connection should belong to a user who may see it
+ * (see loadSchemaSnapshot).
+ */
+import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
+import type { SchemaSnapshot } from '../cache/table-dependencies.ts';
+import { COLON, SEMICOLON } from '../sql/char-codes.ts';
+import { Kw } from '../sql/keywords.ts';
+import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
+import type {
+  ClassifyOptions,
+  LowerCaseTableNames,
+  TableRef,
+} from '../sql/statement-classifier.ts';
+import { isSystemSchema, normalizeName } from '../sql/table-ref.ts';
+import { TokenKind, tokenize } from '../sql/tokenizer.ts';
+import type { TokenList } from '../sql/tokenizer.ts';
+import type { MysqlConnection } from './mysql-connection.ts';
+
+export interface SchemaMetadataOptions {
+  /** The server's lower_case_table_names; read from the server when undefined. */
+  lowerCaseTableNames?: LowerCaseTableNames | undefined;
+  /** As ClassifyOptions.serverVersion; read from the server (@@version) when undefined. */
+  serverVersion?: number | undefined;
+  /**
+   * ANSI_QUOTES of the loading session, for view definitions. Servers print those with backtick
+   * identifiers and single-quoted strings whatever the mode, so false (the default) fits.
+   */
+  ansiQuotes?: boolean;
+}
+
+/** All the loader needs of a connection. */
+export type MetadataConnection = Pick<MysqlConnection, 'queryRows'>;
+
+/** Written in the SQL as well as checked in code, so the server skips them early. */
+const NOT_SYSTEM = (column: string): string =>
+  `${column} NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')`;
+
+const CASCADING_RULES = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
+
+/**
+ * Loads the snapshot. Not atomic: DDL running meanwhile may be half seen, so the caller reloads
+ * after DDL it relays. information_schema shows only what the connection's user may see:
+ * - tables and views it has no privilege on are left out (their readers are then not cached,
+ *   but the triggers and foreign keys of such tables cannot be followed);
+ * - a view's definition is empty without SHOW VIEW: the view is recorded as reading '*';
+ * - triggers are listed only with the TRIGGER privilege (MariaDB 10.11 was seen to list them
+ *   with INSERT or UPDATE too, not with SELECT alone): nothing tells that one is hidden;
+ * - foreign key rules (REFERENTIAL_CONSTRAINTS) need some privilege beyond SELECT; the keys
+ *   themselves show in KEY_COLUMN_USAGE with SELECT alone, and a key whose rules are hidden is
+ *   taken as cascading.
+ * Global SELECT, SHOW VIEW and TRIGGER let the user see everything that matters.
+ */
+export async function loadSchemaSnapshot(
+  connection: MetadataConnection,
+  options: SchemaMetadataOptions,
+): Promise<SchemaSnapshot> {
+  let { lowerCaseTableNames, serverVersion } = options;
+  if (lowerCaseTableNames === undefined || serverVersion === undefined) {
+    const [row] = await connection.queryRows('SELECT @@lower_case_table_names, @@version');
+    lowerCaseTableNames ??= lowerCaseTableNamesOf(row?.[0] ?? null);
+    serverVersion ??= serverVersionNumber(row?.[1] ?? '') ?? undefined;
+  }
+  const lctn = lowerCaseTableNames;
+  const qualify = (schema: string, name: string): string =>
+    `${normalizeName(schema, lctn)}.${normalizeName(name, lctn)}`;
+
+  // One round trip: the client pipelines the queries.
+  const [tables, views, triggers, foreignKeys, rules] = await Promise.all([
+    connection.queryRows(
+      `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT DISTINCT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, TABLE_SCHEMA, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
+    ),
+  ]);
+
+  const snapshot: SchemaSnapshot = {
+    baseTables: new Map(),
+    views: new Map(),
+    triggerWrites: new Map(),
+    cascades: new Map(),
+  };
+
+  for (const [schema, name, type, engine] of tables) {
+    if (schema == null || name == null || isSystemSchema(schema)) continue;
+    // A session's temporary tables are its own; information_schema's are no user data.
+    if (type === 'TEMPORARY' || type === 'SYSTEM VIEW') continue;
+    // Unknown until its VIEWS row is read: a view listed here but not there stays unknown.
+    if (type === 'VIEW') snapshot.views.set(qualify(schema, name), [UNKNOWN_TABLE]);
+    // BASE TABLE, SYSTEM VERSIONED, SEQUENCE, and whatever a server adds: stored rows.
+    else snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+  }
+
+  const viewOptions: ClassifyOptions = {
+    ansiQuotes: options.ansiQuotes ?? false,
+    lowerCaseTableNames: lctn,
+    serverVersion,
+  };
+  for (const [schema, name, definition] of views) {
+    if (schema == null || name == null || isSystemSchema(schema)) continue;
+    snapshot.views.set(
+      qualify(schema, name),
+      viewReads(definition ?? null, normalizeName(schema, lctn), viewOptions),
+    );
+  }
+
+  const triggerWrites = new Map<string, Set<string>>();
+  for (const [triggerSchema, schema, table, body, sqlMode] of triggers) {
+    if (triggerSchema == null || schema == null || table == null || isSystemSchema(schema)) {
+      continue;
+    }
+    const written = triggerBodyWrites(
+      body ?? null,
+      normalizeName(triggerSchema, lctn),
+      sqlMode ?? '',
+      {
+        lowerCaseTableNames: lctn,
+        serverVersion,
+      },
+    );
+    addAll(triggerWrites, qualify(schema, table), written);
+  }
+  for (const [table, written] of triggerWrites) {
+    if (written.size === 0) continue;
+    snapshot.triggerWrites.set(table, written.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...written]);
+  }
+
+  const cascades = new Map<string, Set<string>>();
+  const ruled = new Set<string>();
+  for (const [schema, table, constraint, parentSchema, parent, onUpdate, onDelete] of rules) {
+    if (schema == null || table == null || parentSchema == null || parent == null) continue;
+    if (isSystemSchema(schema) || isSystemSchema(parentSchema)) continue;
+    ruled.add(constraintKey(schema, table, constraint ?? null));
+    if (CASCADING_RULES.has(onUpdate ?? '') || CASCADING_RULES.has(onDelete ?? '')) {
+      addAll(cascades, qualify(parentSchema, parent), [qualify(schema, table)]);
+    }
+  }
+  for (const [schema, table, constraint, tableSchema, parentSchema, parent] of foreignKeys) {
+    if (schema == null || table == null || tableSchema == null) continue;
+    if (parentSchema == null || parent == null) continue;
+    if (isSystemSchema(tableSchema) || isSystemSchema(parentSchema)) continue;
+    // Its rules were hidden from this user: it may cascade.
+    if (!ruled.has(constraintKey(schema, table, constraint ?? null))) {
+      addAll(cascades, qualify(parentSchema, parent), [qualify(tableSchema, table)]);
+    }
+  }
+  for (const [parent, children] of cascades) snapshot.cascades.set(parent, [...children]);
+
+  return snapshot;
+}
+
+function lowerCaseTableNamesOf(value: string | null): LowerCaseTableNames {
+  const number = value === null ? NaN : Number(value);
+  if (number === 0 || number === 1 || number === 2) return number;
+  throw new Error(`unexpected lower_case_table_names: ${value}`);
+}
+
+function constraintKey(schema: string, table: string, constraint: string | null): string {
+  return `${schema}\0${table}\0${constraint ?? ''}`;
+}
+
+function addAll(map: Map<string, Set<string>>, key: string, values: Iterable<string>): void {
+  let set = map.get(key);
+  if (set === undefined) {
+    set = new Set();
+    map.set(key, set);
+  }
+  for (const value of values) set.add(value);
+}
+
+function qualifyRef(table: TableRef, defaultSchema: string): string {
+  return `${table.schema ?? defaultSchema}.${table.name}`;
+}
+
+/**
+ * The tables and views a view's definition reads, its unqualified names in its own schema; '*'
+ * when the definition is hidden (no SHOW VIEW), not understood, or one whose results must not be
+ * cached at all (a non-deterministic or stored function, a system variable): the statement that
+ * reads the view cannot show what is inside it, so the view has to say it.
+ */
+function viewReads(definition: string | null, schema: string, options: ClassifyOptions): string[] {
+  if (definition === null || definition.trim() === '') return [UNKNOWN_TABLE];
+  const info = classify(definition, options);
+  const understood =
+    info.kind === 'select' &&
+    !info.multiStatement &&
+    !info.writesEverything &&
+    (info.cacheable || info.notCacheableReason === 'no tables');
+  if (!understood) return [UNKNOWN_TABLE];
+  const reads = new Set<string>();
+  for (const table of info.reads) reads.add(qualifyRef(table, schema));
+  return [...reads];
+}
+
+/**
+ * The tables a trigger body writes, its unqualified names in the trigger's schema; '*' when
+ * unknown. A single statement is classified as it is; a BEGIN ... END block of plain statements is
+ * split at its semicolons and each classified; any flow control (IF, loops, handlers, cursors,
+ * nested blocks, labels) makes it unknown, since following it is not worth a parser of its own.
+ *
+ * The body is read under the sql_mode it was created with (TRIGGERS.SQL_MODE), not the session's:
+ * ANSI_QUOTES decides whether "x" is a table or a string. Under ORACLE it is PL/SQL, which the
+ * classifier does not read.
+ */
+function triggerBodyWrites(
+  body: string | null,
+  schema: string,
+  sqlMode: string,
+  base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+): string[] {
+  const modes = sqlMode.split(',');
+  if (body === null || modes.includes('ORACLE')) return [UNKNOWN_TABLE];
+  const options: ClassifyOptions = {
+    ...base,
+    ansiQuotes: modes.includes('ANSI_QUOTES'),
+    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
+  };
+  const statements = bodyStatements(body, options);
+  if (statements === null) return [UNKNOWN_TABLE];
+  const written = new Set<string>();
+  for (const statement of statements) {
+    const info = classify(statement, options);
+    if (info.writesEverything || info.multiStatement) return [UNKNOWN_TABLE];
+    for (const table of info.writes) written.add(qualifyRef(table, schema));
+  }
+  return [...written];
+}
+
+/** Words that start a flow-control statement inside a block. */
+const FLOW_CONTROL = new Set([
+  Kw.BEGIN,
+  Kw.IF,
+  Kw.CASE,
+  Kw.WHILE,
+  Kw.LOOP,
+  Kw.REPEAT,
+  Kw.FOR,
+  Kw.DECLARE,
+  Kw.LEAVE,
+  Kw.ITERATE,
+  Kw.RETURN,
+  Kw.OPEN,
+  Kw.FETCH,
+  Kw.CLOSE,
+]);
+/** Flow-control words the keyword table does not hold. */
+const FLOW_CONTROL_TEXT = new Set(['END', 'GOTO']);
+
+/**
+ * The statements of a trigger body: the body itself when it is one statement, the statements of
+ * a plain `[label:] BEGIN ... END [label]` block, null when it holds flow control or cannot be
+ * lexed.
+ */
+function bodyStatements(body: string, options: ClassifyOptions): string[] | null {
+  const tokens = tokenize(body, options);
+  if (tokens.error !== null) return null;
+  let last = tokens.count - 1;
+  while (last >= 0 && isOperator(tokens, last, SEMICOLON)) last--;
+  if (last < 0) return [];
+  const labelled = isName(tokens, 0) && isOperator(tokens, 1, COLON);
+  const begin = labelled ? 2 : 0;
+  if (!isWord(tokens, begin, Kw.BEGIN)) {
+    return labelled || startsFlowControl(tokens, 0) ? null : [body];
+  }
+  // BEGIN NOT ATOMIC is the anonymous block's form, not a trigger's.
+  if (isWord(tokens, begin + 1, Kw.NOT)) return null;
+  if (labelled && !isWordText(tokens, last, 'END')) last--;
+  if (last <= begin || !isWordText(tokens, last, 'END')) return null;
+  const statements: string[] = [];
+  let start = begin + 1;
+  for (let i = start; i <= last; i++) {
+    if (i < last && !isOperator(tokens, i, SEMICOLON)) continue;
+    if (i > start) {
+      if (startsFlowControl(tokens, start)) return null;
+      statements.push(tokens.spanText(start, i - 1));
+    }
+    start = i + 1;
+  }
+  return statements;
+}
+
+function startsFlowControl(tokens: TokenList, index: number): boolean {
+  if (isOperator(tokens, index + 1, COLON)) return true; // a label
+  if (tokens.kinds[index] !== TokenKind.Word) return false;
+  return (
+    FLOW_CONTROL.has(tokens.ids[index]!) ||
+    FLOW_CONTROL_TEXT.has(tokens.identifier(index).toUpperCase())
+  );
+}
+
+function isOperator(tokens: TokenList, index: number, code: number): boolean {
+  return (
+    index < tokens.count && tokens.kinds[index] === TokenKind.Operator && tokens.ids[index] === code
+  );
+}
+
+function isName(tokens: TokenList, index: number): boolean {
+  const kind = tokens.kinds[index];
+  return index < tokens.count && (kind === TokenKind.Word || kind === TokenKind.QuotedIdentifier);
+}
+
+function isWord(tokens: TokenList, index: number, id: number): boolean {
+  return index < tokens.count && tokens.kinds[index] === TokenKind.Word && tokens.ids[index] === id;
+}
+
+function isWordText(tokens: TokenList, index: number, text: string): boolean {
+  return (
+    index >= 0 &&
+    index < tokens.count &&
+    tokens.kinds[index] === TokenKind.Word &&
+    tokens.identifier(index).toUpperCase() === text
+  );
+}

@@ -1,0 +1,284 @@
+/**
+ * The schema snapshot read from a real server's information_schema, seen through
+ * TableDependencies: views over joins and over views, triggers of one statement, of a plain
+ * block and of a block with flow control, foreign keys that cascade two levels, that set null,
+ * and that restrict. Then the same schema seen by a user who may only SELECT, to pin down what
+ * information_schema hides from such a user.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { TableDependencies } from '../../src/cache/table-dependencies.ts';
+import type { SchemaSnapshot } from '../../src/cache/table-dependencies.ts';
+import { serverVersionNumber } from '../../src/sql/statement-classifier.ts';
+import type { LowerCaseTableNames } from '../../src/sql/statement-classifier.ts';
+import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
+import type { ConnectionOptions } from '../../src/upstream/mysql-connection.ts';
+import { loadSchemaSnapshot } from '../../src/upstream/schema-metadata.ts';
+import {
+  BACKEND_DATABASE,
+  BACKEND_HOST,
+  BACKEND_PASSWORD,
+  BACKEND_PORT,
+  BACKEND_USER,
+} from '../support/env.ts';
+
+const direct: ConnectionOptions = {
+  host: BACKEND_HOST,
+  port: BACKEND_PORT,
+  user: BACKEND_USER,
+  password: BACKEND_PASSWORD,
+  database: BACKEND_DATABASE,
+};
+
+/** Unique per run, so that runs sharing a server do not meet. */
+const S = `nc_meta_${randomBytes(4).toString('hex')}`;
+const SELECT_ONLY_USER = `nc_meta_ro_${randomBytes(4).toString('hex')}`;
+const SELECT_ONLY_PASSWORD = 'select-only-1';
+
+/**
+ * Run from the `test` database, so that the unqualified names in trigger bodies must be resolved
+ * in the trigger's schema, not the session's.
+ */
+const SETUP = [
+  `CREATE DATABASE ${S}`,
+  `CREATE TABLE ${S}.plain (id INT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.plain_myisam (id INT PRIMARY KEY) ENGINE=MyISAM`,
+  `CREATE TABLE ${S}.MixedCase (id INT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.versioned (id INT PRIMARY KEY) WITH SYSTEM VERSIONING`,
+  `CREATE SEQUENCE ${S}.seq`,
+
+  // Views: over a join, over a view, without tables, over a system schema, non-deterministic.
+  `CREATE TABLE ${S}.t1 (id INT PRIMARY KEY, a INT)`,
+  `CREATE TABLE ${S}.t2 (id INT PRIMARY KEY, b INT)`,
+  `CREATE VIEW ${S}.v_join AS SELECT t1.id, t1.a, t2.b FROM ${S}.t1 JOIN ${S}.t2 ON t1.id = t2.id`,
+  `CREATE VIEW ${S}.v_of_v AS SELECT id, b FROM ${S}.v_join WHERE a > 0`,
+  `CREATE VIEW ${S}.v_const AS SELECT 1 AS one`,
+  `CREATE VIEW ${S}.v_system AS SELECT TABLE_NAME FROM information_schema.TABLES`,
+  `CREATE VIEW ${S}.v_now AS SELECT id, NOW() AS at FROM ${S}.t1`,
+
+  // Triggers.
+  `CREATE TABLE ${S}.audit (id INT AUTO_INCREMENT PRIMARY KEY, msg VARCHAR(100))`,
+  `CREATE TABLE ${S}.orders (id INT PRIMARY KEY)`,
+  `CREATE TRIGGER ${S}.orders_ai AFTER INSERT ON ${S}.orders FOR EACH ROW INSERT INTO audit (msg) VALUES (NEW.id)`,
+  `CREATE TABLE ${S}.items (id INT PRIMARY KEY, n INT)`,
+  `CREATE TABLE ${S}.log_a (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(100))`,
+  `CREATE TABLE ${S}.log_b (id INT PRIMARY KEY, hits INT NOT NULL DEFAULT 0)`,
+  `CREATE TABLE ${S}.log_c (id INT PRIMARY KEY)`,
+  // The ';' inside the string must not split the block.
+  `CREATE TRIGGER ${S}.items_au AFTER UPDATE ON ${S}.items FOR EACH ROW
+   BEGIN
+     INSERT INTO log_a (note) VALUES ('updated; see items');
+     UPDATE log_b SET hits = hits + 1 WHERE id = NEW.id;
+   END`,
+  `CREATE TRIGGER ${S}.items_ad AFTER DELETE ON ${S}.items FOR EACH ROW
+   tidy: BEGIN
+     DELETE FROM ${S}.log_c WHERE id = OLD.id;
+   END tidy`,
+  `CREATE TABLE ${S}.flagged (id INT PRIMARY KEY)`,
+  `CREATE TRIGGER ${S}.flagged_bd BEFORE DELETE ON ${S}.flagged FOR EACH ROW
+   BEGIN
+     IF OLD.id > 10 THEN
+       INSERT INTO audit (msg) VALUES ('big one gone');
+     END IF;
+   END`,
+  `CREATE TABLE ${S}.stamped (id INT PRIMARY KEY, at DATETIME)`,
+  `CREATE TRIGGER ${S}.stamped_bi BEFORE INSERT ON ${S}.stamped FOR EACH ROW SET NEW.at = NOW()`,
+  // Created under ANSI_QUOTES: "audit" is a table there, whatever the loading session's mode.
+  `CREATE TABLE ${S}.quoted (id INT PRIMARY KEY)`,
+  `SET @saved_sql_mode = @@sql_mode`,
+  `SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')`,
+  `CREATE TRIGGER ${S}.quoted_ai AFTER INSERT ON ${S}.quoted FOR EACH ROW INSERT INTO "audit" ("msg") VALUES ('quoted')`,
+  `SET sql_mode = @saved_sql_mode`,
+
+  // Foreign keys: cascading two levels, SET NULL on update, RESTRICT.
+  `CREATE TABLE ${S}.parent (id INT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.child (id INT PRIMARY KEY, parent_id INT,
+     FOREIGN KEY (parent_id) REFERENCES ${S}.parent (id) ON DELETE CASCADE)`,
+  `CREATE TABLE ${S}.grandchild (id INT PRIMARY KEY, child_id INT,
+     FOREIGN KEY (child_id) REFERENCES ${S}.child (id) ON DELETE CASCADE)`,
+  `CREATE TABLE ${S}.owner (id INT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.pet (id INT PRIMARY KEY, owner_id INT,
+     FOREIGN KEY (owner_id) REFERENCES ${S}.owner (id) ON UPDATE SET NULL)`,
+  `CREATE TABLE ${S}.strict_parent (id INT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.strict_child (id INT PRIMARY KEY, parent_id INT,
+     FOREIGN KEY (parent_id) REFERENCES ${S}.strict_parent (id) ON DELETE RESTRICT ON UPDATE RESTRICT)`,
+];
+
+async function run(connection: MysqlConnection, sql: string): Promise<void> {
+  const result = await connection.query(sql);
+  if (result.error) throw new Error(`${sql}\n→ ${result.error.message}`);
+}
+
+/** "schema.table" of the throwaway schema. */
+function q(name: string): string {
+  return `${S}.${name}`;
+}
+
+/** A set's content compared without regard to order; null and 'everything' as they are. */
+function sorted<T>(value: readonly string[] | T): string[] | T {
+  return Array.isArray(value) ? [...(value as readonly string[])].sort() : (value as T);
+}
+
+/**
+ * The part of a snapshot that is the throwaway schema's, to compare without other schemas; lists
+ * sorted, since their order is information_schema's.
+ */
+function ours(snapshot: SchemaSnapshot): Record<string, Record<string, unknown>> {
+  const pick = (map: Map<string, string | string[]>): Record<string, unknown> =>
+    Object.fromEntries(
+      [...map]
+        .filter(([key]) => key.startsWith(`${S}.`))
+        .map(([key, value]) => [key, sorted(value)]),
+    );
+  return {
+    baseTables: pick(snapshot.baseTables),
+    views: pick(snapshot.views),
+    triggerWrites: pick(snapshot.triggerWrites),
+    cascades: pick(snapshot.cascades),
+  };
+}
+
+describe('schema metadata', () => {
+  let admin: MysqlConnection;
+  let snapshot: SchemaSnapshot;
+  let deps: TableDependencies;
+
+  before(async () => {
+    admin = await MysqlConnection.connect(direct);
+    for (const sql of SETUP) await run(admin, sql);
+    snapshot = await loadSchemaSnapshot(admin, {});
+    deps = new TableDependencies(snapshot);
+  });
+
+  after(async () => {
+    await run(admin, `DROP DATABASE IF EXISTS ${S}`);
+    await run(admin, `DROP USER IF EXISTS '${SELECT_ONLY_USER}'@'127.0.0.1'`);
+    admin.close();
+  });
+
+  test('base tables of every kind, with their engines; system schemas left out', () => {
+    for (const name of ['plain', 'MixedCase', 'versioned', 'seq', 't1', 'parent']) {
+      assert.deepEqual(deps.readsOf(q(name)), [q(name)], name);
+    }
+    assert.equal(deps.engineOf(q('plain')), 'InnoDB');
+    assert.equal(deps.engineOf(q('plain_myisam')), 'MyISAM');
+    assert.equal(deps.engineOf(q('versioned')), 'InnoDB');
+    assert.equal(typeof deps.engineOf(q('seq')), 'string');
+    assert.equal(deps.engineOf(q('v_join')), undefined);
+    assert.equal(deps.engineOf(q('nope')), undefined);
+    // lower_case_table_names is 0 here: the name keeps its case, and another case is unknown.
+    assert.equal(deps.readsOf(q('mixedcase')), null);
+    for (const map of [snapshot.baseTables, snapshot.views, snapshot.triggerWrites]) {
+      for (const key of map.keys()) {
+        assert.doesNotMatch(key, /^(mysql|information_schema|performance_schema|sys)\./i);
+      }
+    }
+  });
+
+  test('views read their base tables, through views', () => {
+    assert.deepEqual(snapshot.views.get(q('v_of_v')), [q('v_join')]);
+    assert.deepEqual(sorted(deps.readsOf(q('v_join'))), [q('t1'), q('t2')]);
+    assert.deepEqual(sorted(deps.readsOf(q('v_of_v'))), [q('t1'), q('t2')]);
+    assert.deepEqual(deps.readsOf(q('v_const')), []);
+    // Over a system schema, or non-deterministic: nothing a reader of the view may cache.
+    assert.equal(deps.readsOf(q('v_system')), null);
+    assert.equal(deps.readsOf(q('v_now')), null);
+    assert.equal(deps.readsOf(q('no_such_table')), null);
+    // Writing through a view writes its base tables.
+    assert.deepEqual(sorted(deps.writesOf(q('v_of_v'))), [q('t1'), q('t2')]);
+    assert.equal(deps.writesOf(q('v_now')), 'everything');
+  });
+
+  test('triggers: one statement, a plain block, a labelled block, flow control, sql_mode', () => {
+    assert.deepEqual(sorted(deps.writesOf(q('orders'))), [q('audit'), q('orders')]);
+    assert.deepEqual(sorted(deps.writesOf(q('items'))), [
+      q('items'),
+      q('log_a'),
+      q('log_b'),
+      q('log_c'),
+    ]);
+    assert.deepEqual(snapshot.triggerWrites.get(q('flagged')), ['*']);
+    assert.equal(deps.writesOf(q('flagged')), 'everything');
+    assert.equal(snapshot.triggerWrites.has(q('stamped')), false);
+    assert.deepEqual(deps.writesOf(q('stamped')), [q('stamped')]);
+    assert.deepEqual(sorted(deps.writesOf(q('quoted'))), [q('audit'), q('quoted')]);
+    assert.deepEqual(deps.writesOf(q('audit')), [q('audit')]);
+  });
+
+  test('foreign keys: cascades two levels down, SET NULL, not RESTRICT', () => {
+    assert.deepEqual(snapshot.cascades.get(q('parent')), [q('child')]);
+    assert.deepEqual(sorted(deps.writesOf(q('parent'))), [
+      q('child'),
+      q('grandchild'),
+      q('parent'),
+    ]);
+    assert.deepEqual(sorted(deps.writesOf(q('child'))), [q('child'), q('grandchild')]);
+    assert.deepEqual(deps.writesOf(q('grandchild')), [q('grandchild')]);
+    assert.deepEqual(sorted(deps.writesOf(q('owner'))), [q('owner'), q('pet')]);
+    assert.deepEqual(deps.writesOf(q('strict_parent')), [q('strict_parent')]);
+    assert.deepEqual(deps.writesOf(q('strict_child')), [q('strict_child')]);
+  });
+
+  test('the snapshot is the whole of it', () => {
+    assert.deepEqual(ours(snapshot).triggerWrites, {
+      [q('orders')]: [q('audit')],
+      [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
+      [q('flagged')]: ['*'],
+      [q('quoted')]: [q('audit')],
+    });
+    assert.deepEqual(ours(snapshot).cascades, {
+      [q('parent')]: [q('child')],
+      [q('child')]: [q('grandchild')],
+      [q('owner')]: [q('pet')],
+    });
+  });
+
+  test('server settings passed in or read from the server give the same snapshot', async () => {
+    const [row] = await admin.queryRows('SELECT @@lower_case_table_names, @@version');
+    const given = await loadSchemaSnapshot(admin, {
+      lowerCaseTableNames: Number(row?.[0]) as LowerCaseTableNames,
+      serverVersion: serverVersionNumber(row?.[1] ?? '') ?? undefined,
+      ansiQuotes: false,
+    });
+    assert.deepEqual(ours(given), ours(snapshot));
+  });
+
+  test('a user who may only SELECT: views unknown, triggers hidden, keys taken as cascading', async () => {
+    await run(
+      admin,
+      `CREATE USER '${SELECT_ONLY_USER}'@'127.0.0.1' IDENTIFIED BY '${SELECT_ONLY_PASSWORD}'`,
+    );
+    await run(admin, `GRANT SELECT ON ${S}.* TO '${SELECT_ONLY_USER}'@'127.0.0.1'`);
+    const limited = await MysqlConnection.connect({
+      ...direct,
+      user: SELECT_ONLY_USER,
+      password: SELECT_ONLY_PASSWORD,
+      database: S,
+    });
+    try {
+      const seen = await loadSchemaSnapshot(limited, {});
+      const limitedDeps = new TableDependencies(seen);
+      assert.deepEqual(ours(seen).baseTables, ours(snapshot).baseTables);
+      // Without SHOW VIEW the definitions are empty: no view can be cached.
+      assert.deepEqual(seen.views.get(q('v_join')), ['*']);
+      assert.equal(limitedDeps.readsOf(q('v_join')), null);
+      assert.equal(limitedDeps.readsOf(q('v_const')), null);
+      // Without TRIGGER the triggers are not listed at all, and nothing says so: the limitation
+      // loadSchemaSnapshot documents.
+      assert.deepEqual(ours(seen).triggerWrites, {});
+      // The keys show without their rules, and are taken as cascading, RESTRICT included.
+      assert.deepEqual(sorted(limitedDeps.writesOf(q('parent'))), [
+        q('child'),
+        q('grandchild'),
+        q('parent'),
+      ]);
+      assert.deepEqual(sorted(limitedDeps.writesOf(q('strict_parent'))), [
+        q('strict_child'),
+        q('strict_parent'),
+      ]);
+    } finally {
+      limited.close();
+    }
+  });
+});
