@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proxy's cost: sysbench directly against the server and through nicecache (relay only),
+# The proxy's cost: sysbench directly against the server and through nicecache with its cache off (relay only),
 # interleaved step by step in one run so both see the same machine, reported as ratios
 # proxy/direct with the proxy's CPU time per query.
 #
@@ -25,7 +25,8 @@ port=${backend##*:}
 command -v sysbench >/dev/null || { echo "sysbench is missing: apt-get install sysbench" >&2; exit 1; }
 
 log=$(mktemp)
-node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" --workers "$workers" 2>"$log" &
+node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" --workers "$workers" \
+  --query-cache-size 0 2>"$log" &
 proxy_pid=$!
 trap 'kill $proxy_pid 2>/dev/null; wait $proxy_pid 2>/dev/null; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done

@@ -4,8 +4,9 @@
  *   node --expose-gc [node options] bench/result-store-memory.ts [entries, default 1000000] [budget MB, default 64]
  *
  * Each scenario runs in a fresh child process (with the same node options) so its RSS is its own.
- * Entries are shaped like the proxy's: a 60-character ASCII key decoded from bytes (a flat string,
- * as a packet gives it), a 120-byte reply, one table slot, two status offsets.
+ * Entries are shaped like the proxy's: a 60-character ASCII key built as the proxy builds it (the
+ * session's id joined to a slice of the statement decoded from its packet), a 120-byte reply, one
+ * table slot, two status offsets.
  *
  * - "unbounded": stores every entry (no budget to speak of) and prints, per entry, the growth of
  *   the live V8 heap and of the memory outside the V8 heap (RSS minus the heap's reservation:
@@ -29,6 +30,10 @@ import { fileURLToPath } from 'node:url';
 import { ENTRY_OVERHEAD_BYTES, ResultStore } from '../src/cache/result-store.ts';
 
 const KEY_CHARS = 60;
+/** The session part of a key: the proxy's id for the session state a result depends on. */
+const SESSION_ID = String(17);
+/** The statement's length, so that `${SESSION_ID}\0${statement}` is KEY_CHARS long. */
+const STATEMENT_CHARS = KEY_CHARS - SESSION_ID.length - 1;
 const REPLY_BYTES = 120;
 const MB = 1024 * 1024;
 /** In the churn scenarios: one hot entry every HOT_SPACING inserts, re-read between inserts. */
@@ -69,7 +74,7 @@ function runScenario(entries: number, scenario: Scenario): Measurement {
   const gc = globalThis.gc;
   if (gc === undefined) throw new Error('run with node --expose-gc');
   const store = new ResultStore({ budgetBytes: scenario.budgetBytes });
-  const scratch = Buffer.alloc(KEY_CHARS);
+  const packet = Buffer.alloc(STATEMENT_CHARS + 1);
   const allocate = (size: number): Buffer =>
     scenario.alloc === 'pool' ? Buffer.allocUnsafe(size) : Buffer.allocUnsafeSlow(size);
   const hot: string[] = [];
@@ -81,9 +86,12 @@ function runScenario(entries: number, scenario: Scenario): Measurement {
   reduce();
   const before = process.memoryUsage();
   for (let i = 0; i < entries; i++) {
-    const text = `def\0SELECT c FROM sbtest${(i % 8) + 1} WHERE id=${i}`.padEnd(KEY_CHARS, ' ');
-    scratch.write(text, 'latin1');
-    const key = scratch.toString('latin1', 0, KEY_CHARS);
+    // As the proxy builds a key: the statement decoded from its packet, its text without the
+    // final semicolon (a slice of it), joined to the session's id.
+    const statement = `SELECT c FROM sbtest${(i % 8) + 1} WHERE id=${i}`;
+    packet.write(`${statement.padEnd(STATEMENT_CHARS, ' ')};`, 'latin1');
+    const sql = packet.toString('latin1');
+    const key = `${SESSION_ID}\0${sql.slice(0, STATEMENT_CHARS)}`;
     const bytes = allocate(REPLY_BYTES);
     bytes.fill(i & 0xff);
     const result = {

@@ -51,14 +51,15 @@ export interface ResultStoreOptions {
  *
  * which stores 1,000,000 entries shaped like the proxy's (60-char key, 120-byte reply, one slot,
  * two status offsets, so a payload of 200 B): the live V8 heap grows by 717 B per entry and memory
- * outside the V8 heap by 300-309 B (120 B of it the reply), 813-825 B of overhead. Held in a
- * 64 MB store after 1M distinct inserts, an entry costs 738 B of heap (the Map's table is less
- * full) and 381 B outside it (malloc's heap is fragmented by the evicted replies), 920 B of
- * overhead: the constant is that, rounded up.
+ * outside the V8 heap by 300-308 B (120 B of it the reply), 817-825 B of overhead. Rounded up to
+ * 928 because a store that evicts does worse per entry: its Map's table is less full (740 B of
+ * heap per entry in a 64 MB store after 1M distinct inserts) and malloc's heap is left fragmented
+ * by the evicted replies.
  *
  * Not included, because it belongs to the process rather than to an entry: the garbage V8 lets
- * accumulate between full GCs, the pages it keeps pooled after them, and malloc fragmentation once
- * evicted replies are freed (see the bench's bounded scenarios).
+ * build up between full GCs and the pages it keeps pooled after them. After 1M distinct inserts
+ * into a 64 MB store, RSS had grown by 445-451 MB with Node's defaults (150 MB after a
+ * memory-reducing GC), and by 74-75 MB with --optimize-for-size (86 MB at its peak).
  */
 export const ENTRY_OVERHEAD_BYTES = 928;
 
@@ -193,12 +194,12 @@ export class ResultStore {
     const now = this.#now();
     while (this.#bytesUsed + charge > this.#budgetBytes) this.#evictOne(now);
 
-    const entry = new Entry(key, result, charge, now);
+    const entry = new Entry(flatCopy(key), result, charge, now);
     entry.older = this.#newest;
     if (this.#newest === null) this.#oldest = entry;
     else this.#newest.newer = entry;
     this.#newest = entry;
-    this.#entries.set(key, entry);
+    this.#entries.set(entry.key, entry);
     this.#bytesUsed += charge;
     return true;
   }
@@ -258,10 +259,10 @@ export class ResultStore {
  * `bytes` itself if it is the whole of its backing store, else a copy that is. A small Buffer from
  * Buffer.allocUnsafe is a view into an 8 KB pool slab shared with whatever else the thread
  * allocated, and a view keeps all of its slab alive: kept entries would pin slabs whose other
- * tenants are long gone, so retained memory would outgrow the charge (measured by
- * bench/result-store-memory.ts: +207 bytes per entry with one short-lived pool buffer between two
- * stored replies; up to 8 KB per entry when one hot entry is all that is left of a slab). Pass a
- * Buffer from Buffer.allocUnsafeSlow to avoid the copy.
+ * tenants are long gone, so retained memory would outgrow the charge (before this copy,
+ * bench/result-store-memory.ts's churn scenario kept 327 B of slabs per held 120-byte reply; up to
+ * 8 KB when one hot entry is all that is left of a slab). Pass a Buffer of its own, e.g. from
+ * Buffer.allocUnsafeSlow, to avoid the copy.
  */
 function ownedBytes(bytes: Buffer): Buffer {
   if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) return bytes;
@@ -275,8 +276,23 @@ function ownedBytes(bytes: Buffer): Buffer {
  * fits in Latin-1, two otherwise.
  */
 function keyBytes(key: string): number {
-  for (let i = 0; i < key.length; i++) {
-    if (key.charCodeAt(i) > 0xff) return key.length * 2;
+  return isLatin1(key) ? key.length : key.length * 2;
+}
+
+function isLatin1(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0xff) return false;
   }
-  return key.length;
+  return true;
+}
+
+/**
+ * The key as one flat string. A key built by concatenation is a tree of V8 string objects, and a
+ * part cut from a statement's text keeps the whole text alive: a proxy-shaped key (session id,
+ * separator, a slice of the SQL) costs 88 B more that way than flat, which the charge would miss.
+ * Decoding a copy of its bytes gives a plain sequential string; `set` pays for it, not `get`.
+ */
+function flatCopy(key: string): string {
+  const encoding = isLatin1(key) ? 'latin1' : 'utf16le';
+  return Buffer.from(key, encoding).toString(encoding);
 }

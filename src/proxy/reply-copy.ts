@@ -44,7 +44,8 @@ export class ReplyCopy {
     const buffer = this.#buffer;
     if (buffer === null) return null;
     this.#buffer = null;
-    const exact = Buffer.allocUnsafe(this.#length);
+    // A buffer of its own: a slice of the shared pool would keep the whole 8 KB slab alive.
+    const exact = Buffer.allocUnsafeSlow(this.#length);
     buffer.copy(exact, 0, 0, this.#length);
     return exact;
   }

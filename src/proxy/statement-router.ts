@@ -112,6 +112,8 @@ const RESET_QUERY_CACHE = /^\s*RESET\s+QUERY\s+CACHE\s*;?\s*$/i;
 const SET_TRANSACTION = /^\s*SET\s+TRANSACTION\b/i;
 const CONSISTENT_SNAPSHOT = /\bCONSISTENT\s+SNAPSHOT\b/i;
 const DROP = /^\s*DROP\b/i;
+const XA_COMMIT = /^\s*XA\s+COMMIT\b/i;
+const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
 /** A statement prepared through COM_STMT_PREPARE, for caching its executions. */
 interface PreparedStatement {
@@ -120,6 +122,8 @@ interface PreparedStatement {
   parameterCount: number;
   /** Parameter types from the last execute that sent them (later ones may omit them). */
   types: string | null;
+  /** The types the server last received: a hit never carries others, or the server would not know them. */
+  serverTypes: string | null;
   /** COM_STMT_SEND_LONG_DATA was used: the values are not in the execute packet. */
   longData: boolean;
 }
@@ -148,6 +152,8 @@ export class StatementRouter {
   #lastHit: string | Buffer | null = null;
   /** The command being routed waited for a flight already: it does not wait again. */
   #waited = false;
+  /** False while routing a command that must reach the server whatever the cache holds. */
+  #mayHit = true;
 
   constructor(worker: WorkerCache, serverVersion: string, capabilities: number, status: number) {
     this.#worker = worker;
@@ -251,6 +257,7 @@ export class StatementRouter {
             entry: plan.prepare.entry,
             parameterCount: tracker.parameterCount,
             types: null,
+            serverTypes: null,
             longData: false,
           });
         }
@@ -385,12 +392,22 @@ export class StatementRouter {
     const marks = this.#writeMarks(info);
     if (info.kind !== 'select') {
       statement.longData = false;
+      this.#executeKey(statement, payload);
+      statement.serverTypes = statement.types;
       return this.#forward(Command.STMT_EXECUTE, info, marks, false);
     }
     const key = this.#executeKey(statement, payload);
     statement.longData = false;
-    if (key === null) return this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
-    return this.#routeSelect(statement.entry, key, payload, othersInFlight, marks);
+    if (key === null) {
+      statement.serverTypes = statement.types;
+      return this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
+    }
+    // Types the server has not seen yet must reach it: later executions may leave them out.
+    this.#mayHit = statement.types === statement.serverTypes;
+    const route = this.#routeSelect(statement.entry, key, payload, othersInFlight, marks);
+    this.#mayHit = true;
+    if (route.action === 'forward') statement.serverTypes = statement.types;
+    return route;
   }
 
   /**
@@ -463,12 +480,12 @@ export class StatementRouter {
     const repeatableRead = snapshot.isolation === 'REPEATABLE-READ';
     let snapshotSeq: number | null = null;
     // With autocommit=0 outside a transaction, this statement starts one (and its snapshot).
-    let mayHit = inTransaction || txn.autocommit;
+    let mayHit = this.#mayHit && (inTransaction || txn.autocommit);
     if (inTransaction && repeatableRead) {
       snapshotSeq = txn.snapshotSeq;
       // InnoDB takes the snapshot at the first read: until one went to the server, the
       // transaction's view is not pinned and a hit could be older than what follows.
-      mayHit = txn.snapshotEstablished;
+      mayHit &&= txn.snapshotEstablished;
     }
     if (mayHit) {
       const result = this.#cache.lookup(key, snapshotSeq);
@@ -548,10 +565,15 @@ export class StatementRouter {
   #writeMarks(info: StatementInfo): WriteMarks | null {
     // A temporary table is this session's alone, and no result read from it is stored.
     if (info.temporary) return null;
-    const schemaChange = info.kind === 'ddl';
+    // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show.
+    const schemaChange =
+      info.kind === 'ddl' ||
+      (info.writesEverything && (SCHEMA_CHANGING.has(info.kind) || info.multiStatement));
     const snapshot = this.#snapshot;
-    if (info.writesEverything || snapshot === null || snapshot.unsafeCharset) {
-      if (info.writesEverything || info.writes.length > 0 || schemaChange)
+    // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
+    const commitsXa = info.kind === 'xa' && XA_COMMIT.test(info.keyText);
+    if (info.writesEverything || commitsXa || snapshot === null || snapshot.unsafeCharset) {
+      if (info.writesEverything || commitsXa || info.writes.length > 0 || schemaChange)
         return { slots: null, everything: true, schemaChange };
       // Without a known session state, a statement that names no writes still writes nothing.
       return null;

@@ -317,6 +317,24 @@ describe('ResultStore', () => {
     assert.equal(entry.fillSeq, 5);
   });
 
+  test('finds an entry by a key of any shape or character set', () => {
+    const store = new ResultStore({ budgetBytes: 1 << 20 });
+    const sql = Buffer.from('SELECT * FROM t WHERE id = 1;').toString('latin1');
+    const session = String(42);
+    // A concatenation of a slice, as the proxy builds keys; found again by an equal flat string.
+    store.set(`${session}\0${sql.slice(0, -1)}`, result(1));
+    assert.equal(tagOf(store.get('42\0SELECT * FROM t WHERE id = 1')), 1);
+    for (const [tag, key] of [
+      [2, "SELECT 'é'"],
+      [3, "SELECT '€'"],
+      [4, "SELECT '\ud83d'"],
+    ] as const) {
+      store.set(key, result(tag));
+      assert.equal(tagOf(store.get(key)), tag, key);
+    }
+    assert.equal(store.size, 4);
+  });
+
   test('rejects a budget or TTL that is not a number of bytes or ms', () => {
     assert.throws(() => new ResultStore({ budgetBytes: -1 }), RangeError);
     assert.throws(() => new ResultStore({ budgetBytes: Number.NaN }), RangeError);
