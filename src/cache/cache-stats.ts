@@ -95,6 +95,11 @@ export class CacheStats {
     this.#words[this.#base + counter] = value;
   }
 
+  /** Zeroes a gauge in every worker's region (RESET QUERY CACHE empties every store). */
+  zeroEverywhere(counter: number): void {
+    for (let w = 0; w < this.workers; w++) this.#words[w * WORDS_PER_WORKER + counter] = 0;
+  }
+
   bypass(reason: number): void {
     this.#words[this.#base + COUNTERS + reason]! += 1;
   }

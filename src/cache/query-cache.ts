@@ -90,6 +90,9 @@ export class QueryCache {
   /** RESET QUERY CACHE: empties every worker's store. */
   clear(): void {
     this.registry.clearAll();
+    // The other workers empty their stores at their next lookup; their gauges say so at once.
+    this.stats.zeroEverywhere(Counter.QUERIES_IN_CACHE);
+    this.stats.zeroEverywhere(Counter.BYTES_USED);
     this.#followClears();
   }
 

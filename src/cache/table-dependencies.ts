@@ -21,10 +21,16 @@ export interface SchemaSnapshot {
   triggerWrites: Map<string, string[]>;
   /** Parent "schema.table" → child tables written by ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT. */
   cascades: Map<string, string[]>;
+  /**
+   * Views whose reading may write (a stored function in the definition, or a definition that is
+   * hidden or not understood): a SELECT of them writes everything as far as anyone can tell.
+   */
+  writingViews?: Set<string>;
 }
 
 export class TableDependencies {
   readonly #snapshot: SchemaSnapshot;
+  readonly #mayWrite = new Map<string, boolean>();
   // Both are asked once per table per statement on the hot path: each answer is computed once.
   // An answer is only ever stored for the name it was asked for, after its whole closure has been
   // walked, so a cycle never leaves a partial answer behind for another name.
@@ -33,6 +39,30 @@ export class TableDependencies {
 
   constructor(snapshot: SchemaSnapshot) {
     this.#snapshot = snapshot;
+  }
+
+  /** Does reading `qualified` (a view, through any view it reads) possibly write? */
+  readMayWrite(qualified: string): boolean {
+    let answer = this.#mayWrite.get(qualified);
+    if (answer === undefined) {
+      answer = this.#computeMayWrite(qualified, new Set());
+      this.#mayWrite.set(qualified, answer);
+    }
+    return answer;
+  }
+
+  /** Has the table triggers (which may also change session variables)? */
+  hasTriggers(qualified: string): boolean {
+    return this.#snapshot.triggerWrites.has(qualified);
+  }
+
+  #computeMayWrite(name: string, seen: Set<string>): boolean {
+    const { views, writingViews } = this.#snapshot;
+    const reads = views.get(name);
+    if (reads === undefined || seen.has(name)) return false;
+    if (writingViews?.has(name)) return true;
+    seen.add(name);
+    return reads.some((read) => this.#computeMayWrite(read, seen));
   }
 
   /**

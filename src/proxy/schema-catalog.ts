@@ -129,6 +129,37 @@ export class SchemaCatalog {
     return Int32Array.from(slots);
   }
 
+  /**
+   * May reading these tables write (a view calling a stored function)? Without metadata the
+   * names cannot be told apart from base tables: see the README's limits.
+   */
+  readsMayWrite(tables: readonly TableRef[], schema: string | null): boolean {
+    if (this.#admin === null) return false;
+    const dependencies = this.current;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name === null) continue;
+      if (dependencies === null) {
+        // While the metadata reloads, a name it did not know may be a new view of any kind.
+        if (this.#dependencies?.engineOf(name) === undefined) return true;
+        continue;
+      }
+      if (dependencies.readMayWrite(name)) return true;
+    }
+    return false;
+  }
+
+  /** May a write to these tables fire triggers (which may change session variables too)? */
+  mayHaveTriggers(tables: readonly TableRef[], schema: string | null): boolean {
+    const dependencies = this.#admin === null ? null : this.current;
+    if (dependencies === null) return tables.length > 0;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name === null || dependencies.hasTriggers(name)) return true;
+    }
+    return false;
+  }
+
   /** Is the table known to take part in InnoDB snapshots? */
   isTransactional(table: TableRef, schema: string | null): boolean {
     const name = qualify(table, schema);

@@ -31,6 +31,11 @@ const MARIADB_COLUMNS = [
   '@@default_week_format',
   '@@sql_auto_is_null',
   '@@max_allowed_packet',
+  // A SELECT over the join limit is an error, not a result.
+  '@@max_join_size',
+  '@@sql_big_selects',
+  // Row order without ORDER BY follows the plan.
+  '@@optimizer_switch',
   '@@default_regex_flags',
   '@@system_versioning_asof',
 ] as const;

@@ -27,6 +27,8 @@ export class MemoEntry {
   readGeneration = -1;
   readSlots: Int32Array | null = null;
   establishesSnapshot = false;
+  /** Reading it may write: a view that calls a stored function. */
+  readMayWrite = false;
   keySession: string | null = null;
   key = '';
 

@@ -10,18 +10,19 @@
 import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
-import { Command, ServerStatus } from '../protocol/constants.ts';
+import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
 import { encodeOk } from '../protocol/generic-packets.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import { EVERYTHING, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
-import type { SessionSnapshot } from './session-probe.ts';
+import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type { MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
 import { parseShowStatus } from './status-variables.ts';
 import type { StatusStatement } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
+import { countRows, diagnosticsOf } from './reply-rows.ts';
 import type { WriteMarks } from './transaction-state.ts';
 
 /** What a worker's sessions share. */
@@ -52,7 +53,9 @@ export interface CommandPlan {
   /** A read of transactional tables relayed to the server: InnoDB has taken its snapshot. */
   establishesSnapshot: boolean;
   /** What a COM_STMT_PREPARE prepares. */
-  prepare: { sql: string; entry: MemoEntry } | null;
+  prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
+  /** The isolation level the session had when the command was sent. */
+  isolation: Isolation | null;
   /** For SHOW STATUS: the statement, to rewrite its reply. */
   status: StatusStatement | null;
 }
@@ -92,6 +95,7 @@ function readsDiagnostics(sql: string): boolean {
   return READS_DIAGNOSTICS.test(sql);
 }
 
+const FOUND_ROWS = /found_rows/i;
 const SHOW_OR_GET = /^\s*(?:show|get)\s/i;
 const READS_DIAGNOSTICS =
   /\b(?:found_rows|row_count|warning_count|error_count)\b|^\s*(?:show\s+(?:warnings|errors|count)|get\s+(?:current\s+|stacked\s+)?diagnostics)\b/i;
@@ -119,6 +123,8 @@ const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 
 interface PreparedStatement {
   sql: string;
   entry: MemoEntry;
+  /** The server resolves the statement's tables in the schema current when it was prepared. */
+  schema: string | null;
   parameterCount: number;
   /** Parameter types from the last execute that sent them (later ones may omit them). */
   types: string | null;
@@ -146,16 +152,26 @@ export class StatementRouter {
   #hiddenTemporary = false;
   readonly #statements = new Map<number, PreparedStatement>();
   /**
-   * The last answer served from the cache, while it is the last command: its SQL text, or the
-   * payload of its COM_STMT_EXECUTE.
+   * The reply last served from the cache, while that was the last command: the server never ran
+   * it, so what it says about "the previous statement" must be put right before anyone asks.
    */
-  #lastHit: string | Buffer | null = null;
+  #lastHit: Buffer | null = null;
+  /**
+   * The reply of the last hit while no SELECT has run on the server since: FOUND_ROWS() there
+   * still counts an older result, which only a SELECT resets.
+   */
+  #foundRowsDebt: Buffer | null = null;
+  /** LOCK TABLES is in force: the server refuses tables not locked, which a hit would not. */
+  #tablesLocked = false;
   /** The command being routed waited for a flight already: it does not wait again. */
   #waited = false;
   /** False while routing a command that must reach the server whatever the cache holds. */
   #mayHit = true;
 
+  readonly #deprecateEof: boolean;
+
   constructor(worker: WorkerCache, serverVersion: string, capabilities: number, status: number) {
+    this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
     this.#worker = worker;
     this.#serverVersion = serverVersion;
     this.#probeSql = probeSql(serverVersion);
@@ -168,21 +184,33 @@ export class StatementRouter {
 
   /** Decides what happens to a client command (`payload` without header, `raw` with). */
   route(payload: Buffer, raw: Buffer, othersInFlight: boolean): Route {
-    const route = this.#route(payload, raw, othersInFlight);
+    // Any command but another hit makes the last hit no longer the last statement, except those
+    // that leave the server's diagnostics alone.
+    const lastHit = this.#lastHit;
+    const command = payload[0];
+    if (
+      command !== Command.STMT_CLOSE &&
+      command !== Command.STMT_RESET &&
+      command !== Command.STMT_SEND_LONG_DATA
+    ) {
+      this.#lastHit = null;
+    }
+    const route = this.#route(payload, raw, othersInFlight, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
     this.#waited = route.action === 'wait';
+    if (route.action === 'wait') this.#lastHit = lastHit;
     return route;
   }
 
-  #route(payload: Buffer, raw: Buffer, othersInFlight: boolean): Route {
+  #route(payload: Buffer, raw: Buffer, othersInFlight: boolean, lastHit: Buffer | null): Route {
     const command = payload[0]!;
     switch (command) {
       case Command.QUERY:
-        return this.#routeQuery(payload, raw, othersInFlight);
+        return this.#routeQuery(payload, othersInFlight, lastHit);
       case Command.STMT_PREPARE:
         return this.#routePrepare(payload);
       case Command.STMT_EXECUTE:
-        return this.#routeExecute(payload, raw, othersInFlight);
+        return this.#routeExecute(payload, othersInFlight);
       case Command.STMT_SEND_LONG_DATA: {
         const statement = this.#statements.get(payload.readUInt32LE(1));
         if (statement !== undefined) statement.longData = true;
@@ -236,13 +264,13 @@ export class StatementRouter {
   onReply(plan: CommandPlan, tracker: ReplyTracker): void {
     const info = plan.info;
     const failed = tracker.failed;
-    this.#lastHit = null;
     this.txn.onReply(
       tracker.status,
       plan.seqBefore,
       plan.marks,
       plan.establishesSnapshot && !failed,
       info !== null && SET_TRANSACTION.test(info.keyText),
+      plan.isolation,
     );
     if (plan.marks !== null) {
       this.#cache.stats.add(
@@ -255,6 +283,7 @@ export class StatementRouter {
           this.#statements.set(tracker.statementId, {
             sql: plan.prepare.sql,
             entry: plan.prepare.entry,
+            schema: plan.prepare.schema,
             parameterCount: tracker.parameterCount,
             types: null,
             serverTypes: null,
@@ -265,9 +294,12 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         if (!failed) {
+          // The server starts the session over: so does everything the router knew of it.
           this.#temporary.clear();
           this.#hiddenTemporary = false;
           this.#statements.clear();
+          this.#tablesLocked = false;
+          this.#type = this.#cache.type;
         }
         this.#stateDirty = true;
         return;
@@ -277,15 +309,24 @@ export class StatementRouter {
         return;
     }
     if (info === null) return;
-    if (!STATE_PRESERVING.has(info.kind) || info.unknownFunctions.length > 0) {
+    const schema = plan.prepare?.schema ?? this.#snapshot?.schema ?? null;
+    if (
+      !STATE_PRESERVING.has(info.kind) ||
+      info.unknownFunctions.length > 0 ||
+      // A trigger may set session variables too.
+      (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema))
+    ) {
       this.#stateDirty = true;
     }
+    if (!failed && info.kind === 'lock') this.#tablesLocked = true;
+    // UNLOCK TABLES, and BEGIN, which releases table locks.
+    if (!failed && (info.kind === 'unlock' || info.kind === 'begin')) this.#tablesLocked = false;
     if (info.kind === 'call' || info.kind === 'execute' || info.kind === 'prepare') {
       this.#hiddenTemporary = true;
     } else if (info.multiStatement || info.unknownFunctions.length > 0) {
       this.#hiddenTemporary = true;
     }
-    if (!failed && info.kind === 'ddl') this.#trackTemporary(info);
+    if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
     if (!failed && plan.command === Command.QUERY && RESET_QUERY_CACHE.test(info.keyText)) {
       this.#cache.clear();
     }
@@ -323,12 +364,16 @@ export class StatementRouter {
       stats.add(Counter.NOT_CACHED);
       return;
     }
+    // Flags about this one execution, not the result: a hit must not repeat them.
+    for (const offset of offsets) {
+      bytes.writeUInt16LE(bytes.readUInt16LE(offset) & ~ONE_TIME_STATUS_BITS, offset);
+    }
     this.#cache.store(fill.key, bytes, offsets, fill.slots, fill.fillSeq);
   }
 
   // --- COM_QUERY ------------------------------------------------------------------------------
 
-  #routeQuery(payload: Buffer, raw: Buffer, othersInFlight: boolean): Route {
+  #routeQuery(payload: Buffer, othersInFlight: boolean, lastHit: Buffer | null): Route {
     // Latin-1 keeps every byte as one character: keys are the exact bytes the client sent.
     const sql = payload.toString('latin1', 1);
     const typeChange = SET_PREFIX.test(sql) ? SET_QUERY_CACHE_TYPE.exec(sql) : null;
@@ -336,12 +381,10 @@ export class StatementRouter {
       this.#type = QUERY_CACHE_TYPE_VALUES[typeChange[1]!.toUpperCase()]!;
       return { action: 'answer', bytes: encodeOk({ status: this.txn.status }, 1) };
     }
-    const diagnostics = (this.#lastHit !== null || this.#stateDirty) && readsDiagnostics(sql);
-    if (diagnostics && this.#lastHit !== null) {
-      const hit = this.#lastHit;
-      this.#lastHit = null;
-      const payload = typeof hit === 'string' ? Buffer.from(`\u0003${hit}`, 'latin1') : hit;
-      return { action: 'replay', payload };
+    const diagnostics = (lastHit !== null || this.#stateDirty) && readsDiagnostics(sql);
+    if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    if (this.#foundRowsDebt !== null && FOUND_ROWS.test(sql)) {
+      return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
     if (this.#stateDirty && !diagnostics) return { action: 'probe', sql: this.#probeSql };
@@ -355,14 +398,21 @@ export class StatementRouter {
         return route;
       }
     }
-    const marks = this.#writeMarks(info);
+    const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${info.keyText}`;
     }
-    return this.#routeSelect(entry, entry.key, sql, othersInFlight, marks);
+    return this.#routeSelect(
+      entry,
+      entry.key,
+      this.#snapshot?.schema ?? null,
+      othersInFlight,
+      marks,
+      Command.QUERY,
+    );
   }
 
   // --- prepared statements --------------------------------------------------------------------
@@ -372,11 +422,11 @@ export class StatementRouter {
     const sql = payload.toString('latin1', 1);
     const entry = this.#classify(sql);
     const route = this.#forward(Command.STMT_PREPARE, entry.info, null, false);
-    route.plan!.prepare = { sql, entry };
+    route.plan!.prepare = { sql, entry, schema: this.#snapshot?.schema ?? null };
     return route;
   }
 
-  #routeExecute(payload: Buffer, raw: Buffer, othersInFlight: boolean): Route {
+  #routeExecute(payload: Buffer, othersInFlight: boolean): Route {
     const statement = this.#statements.get(payload.readUInt32LE(1));
     if (statement === undefined) {
       // Not prepared through this session's commands as far as we saw: assume the worst.
@@ -389,7 +439,7 @@ export class StatementRouter {
     }
     if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const info = statement.entry.info;
-    const marks = this.#writeMarks(info);
+    const marks = this.#writeMarks(statement.entry, statement.schema);
     if (info.kind !== 'select') {
       statement.longData = false;
       this.#executeKey(statement, payload);
@@ -404,7 +454,14 @@ export class StatementRouter {
     }
     // Types the server has not seen yet must reach it: later executions may leave them out.
     this.#mayHit = statement.types === statement.serverTypes;
-    const route = this.#routeSelect(statement.entry, key, payload, othersInFlight, marks);
+    const route = this.#routeSelect(
+      statement.entry,
+      key,
+      statement.schema,
+      othersInFlight,
+      marks,
+      Command.STMT_EXECUTE,
+    );
     this.#mayHit = true;
     if (route.action === 'forward') statement.serverTypes = statement.types;
     return route;
@@ -420,7 +477,8 @@ export class StatementRouter {
     // A cursor's rows come through COM_STMT_FETCH; long data is not in the packet.
     if (flags === undefined || flags !== 0 || statement.longData) return null;
     const count = statement.parameterCount;
-    if (count === 0) return `${this.#sessionKey}\u0001${statement.sql}`;
+    const prefix = `${this.#sessionKey}\u0001${statement.schema}\u0001${statement.sql}`;
+    if (count === 0) return prefix;
     const bitmapEnd = 10 + ((count + 7) >> 3);
     if (payload.length <= bitmapEnd) return null;
     const bitmap = payload.toString('latin1', 10, bitmapEnd);
@@ -430,7 +488,7 @@ export class StatementRouter {
       valuesStart += 2 * count;
     }
     if (statement.types === null) return null;
-    return `${this.#sessionKey}\u0001${statement.sql}\u0001${bitmap}${statement.types}${payload.toString('latin1', valuesStart)}`;
+    return `${prefix}\u0001${bitmap}${statement.types}${payload.toString('latin1', valuesStart)}`;
   }
 
   // --- reads ----------------------------------------------------------------------------------
@@ -438,46 +496,47 @@ export class StatementRouter {
   #routeSelect(
     entry: MemoEntry,
     key: string,
-    /** The SQL text of a query, or the payload of an execute: kept to replay a hit. */
-    command: string | Buffer,
+    schema: string | null,
     othersInFlight: boolean,
     marks: WriteMarks | null,
+    command: number,
   ): Route {
     const info = entry.info;
-    const commandByte = typeof command === 'string' ? Command.QUERY : Command.STMT_EXECUTE;
     const snapshot = this.#snapshot;
     const txn = this.txn;
     const stats = this.#cache.stats;
-    if (!info.cacheable || marks !== null)
-      return this.#bypass(Bypass.UNCACHEABLE, info, marks, commandByte);
+    const bypass = (reason: number): Route => this.#bypass(reason, info, marks, command);
+    // The reasons the server's own cache would give come first, so the counters tell them apart.
     const type = this.#type;
     if (
       type === 0 ||
       info.sqlCache === 'SQL_NO_CACHE' ||
       (type === 2 && info.sqlCache !== 'SQL_CACHE')
     ) {
-      return this.#bypass(Bypass.NOT_REQUESTED, info, marks, commandByte);
+      return bypass(Bypass.NOT_REQUESTED);
     }
-    if (snapshot === null || snapshot.unsafeCharset)
-      return this.#bypass(Bypass.SESSION_STATE, info, marks, commandByte);
+    // A transaction runs at the level it began with, whatever SET SESSION said since.
+    const isolation = txn.inTransaction ? txn.isolation : (snapshot?.isolation ?? null);
     if (
       info.lockingRead ||
+      this.#tablesLocked ||
       txn.isolationOverride ||
-      snapshot.isolation === 'SERIALIZABLE' ||
-      snapshot.isolation === 'READ-UNCOMMITTED'
+      isolation === null ||
+      isolation === 'SERIALIZABLE' ||
+      isolation === 'READ-UNCOMMITTED'
     ) {
-      return this.#bypass(Bypass.ISOLATION, info, marks, commandByte);
+      return bypass(Bypass.ISOLATION);
     }
-    if (othersInFlight) return this.#bypass(Bypass.PIPELINED, info, marks, commandByte);
-    if (this.#readsTemporary(info.reads, snapshot.schema)) {
-      return this.#bypass(Bypass.TEMPORARY_TABLE, info, marks, commandByte);
-    }
-    const slots = this.#readSlots(entry, snapshot.schema);
-    if (slots === null) return this.#bypass(Bypass.UNKNOWN_TABLE, info, marks, commandByte);
-    if (txn.wrote(slots)) return this.#bypass(Bypass.OWN_WRITES, info, marks, commandByte);
+    if (!info.cacheable || marks !== null) return bypass(Bypass.UNCACHEABLE);
+    if (snapshot === null || snapshot.unsafeCharset) return bypass(Bypass.SESSION_STATE);
+    if (othersInFlight) return bypass(Bypass.PIPELINED);
+    if (this.#readsTemporary(info.reads, schema)) return bypass(Bypass.TEMPORARY_TABLE);
+    const slots = this.#readSlots(entry, schema);
+    if (slots === null) return bypass(Bypass.UNKNOWN_TABLE);
+    if (txn.wrote(slots)) return bypass(Bypass.OWN_WRITES);
 
     const inTransaction = txn.inTransaction;
-    const repeatableRead = snapshot.isolation === 'REPEATABLE-READ';
+    const repeatableRead = isolation === 'REPEATABLE-READ';
     let snapshotSeq: number | null = null;
     // With autocommit=0 outside a transaction, this statement starts one (and its snapshot).
     let mayHit = this.#mayHit && (inTransaction || txn.autocommit);
@@ -492,7 +551,7 @@ export class StatementRouter {
       if (result !== undefined) {
         stats.add(Counter.HITS);
         if (this.#waited) stats.add(Counter.SINGLE_FLIGHT_HITS);
-        this.#lastHit = typeof command === 'string' ? command : Buffer.from(command);
+        this.#lastHit = this.#foundRowsDebt = result.bytes;
         return { action: 'answer', bytes: this.#withSessionStatus(result) };
       }
     }
@@ -506,9 +565,15 @@ export class StatementRouter {
     // Read inside a snapshot, the result is what was committed at the snapshot: it may be kept
     // only as long as nothing was written since, which the snapshot's number says.
     const fillSeq = inTransaction && repeatableRead ? txn.snapshotSeq : registry.sequence();
-    const route = this.#forward(commandByte, info, null, entry.establishesSnapshot);
+    const route = this.#forward(command, info, null, entry.establishesSnapshot);
     route.plan!.fill = { key, slots, fillSeq, flight: flights.start(key, now) };
     return route;
+  }
+
+  /** Leaves on the server the diagnostics a real run of `hit` would have left. */
+  #settleDiagnostics(hit: Buffer): Route {
+    this.#lastHit = this.#foundRowsDebt = null;
+    return { action: 'replay', payload: diagnosticsOf(countRows(hit, this.#deprecateEof)) };
   }
 
   /** The slots a statement reads, computed once per schema and metadata generation. */
@@ -518,6 +583,7 @@ export class StatementRouter {
     if (generation < 0) return null;
     if (entry.readGeneration !== generation || entry.readSchema !== schema) {
       entry.readSlots = catalog.readSlots(entry.info.reads, schema);
+      entry.readMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
       entry.establishesSnapshot = this.#establishesSnapshot(entry.info.reads, schema);
       entry.readGeneration = generation;
       entry.readSchema = schema;
@@ -562,7 +628,8 @@ export class StatementRouter {
   // --- writes ---------------------------------------------------------------------------------
 
   /** The registry marks a statement needs before it is sent, or null when it writes nothing. */
-  #writeMarks(info: StatementInfo): WriteMarks | null {
+  #writeMarks(entry: MemoEntry, schema: string | null): WriteMarks | null {
+    const info = entry.info;
     // A temporary table is this session's alone, and no result read from it is stored.
     if (info.temporary) return null;
     // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show.
@@ -572,8 +639,21 @@ export class StatementRouter {
     const snapshot = this.#snapshot;
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
     const commitsXa = info.kind === 'xa' && XA_COMMIT.test(info.keyText);
-    if (info.writesEverything || commitsXa || snapshot === null || snapshot.unsafeCharset) {
-      if (info.writesEverything || commitsXa || info.writes.length > 0 || schemaChange)
+    const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
+    if (
+      info.writesEverything ||
+      commitsXa ||
+      readWrites ||
+      snapshot === null ||
+      snapshot.unsafeCharset
+    ) {
+      if (
+        info.writesEverything ||
+        commitsXa ||
+        readWrites ||
+        info.writes.length > 0 ||
+        schemaChange
+      )
         return { slots: null, everything: true, schemaChange };
       // Without a known session state, a statement that names no writes still writes nothing.
       return null;
@@ -581,24 +661,37 @@ export class StatementRouter {
     const writes =
       this.#temporary.size === 0
         ? info.writes
-        : info.writes.filter(
-            (table) => !this.#temporary.has(qualify(table, snapshot.schema) ?? ''),
-          );
+        : info.writes.filter((table) => !this.#temporary.has(qualify(table, schema) ?? ''));
     if (writes.length === 0)
       return schemaChange ? { slots: null, everything: false, schemaChange } : null;
-    const slots = this.#worker.catalog.writeSlots(writes, snapshot.schema);
+    const slots = this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING) return { slots: null, everything: true, schemaChange };
     return { slots, everything: false, schemaChange };
   }
 
-  #trackTemporary(info: StatementInfo): void {
-    const schema = this.#snapshot?.schema ?? null;
-    const dropping = DROP.test(info.keyText);
+  /** The reads of a statement may write (a view calling a stored function)? */
+  #readsMayWrite(entry: MemoEntry, schema: string | null): boolean {
+    const catalog = this.#worker.catalog;
+    if (catalog.generation < 0 || entry.info.kind !== 'select')
+      return catalog.readsMayWrite(entry.info.reads, schema);
+    this.#readSlots(entry, schema);
+    return entry.readMayWrite;
+  }
+
+  #trackTemporary(info: StatementInfo, schema: string | null): void {
+    const names: string[] = [];
     for (const table of info.writes) {
       const name = qualify(table, schema);
-      if (name === null) continue;
-      if (dropping) this.#temporary.delete(name);
-      else if (info.temporary) this.#temporary.add(name);
+      if (name !== null) names.push(name);
+    }
+    if (DROP.test(info.keyText)) {
+      for (const name of names) this.#temporary.delete(name);
+      return;
+    }
+    // CREATE TEMPORARY TABLE, or a temporary table renamed (ALTER ... RENAME, RENAME TABLE):
+    // every name involved may now be a temporary table.
+    if (info.temporary || names.some((name) => this.#temporary.has(name))) {
+      for (const name of names) this.#temporary.add(name);
     }
   }
 
@@ -628,12 +721,10 @@ export class StatementRouter {
     const stats = this.#cache.stats;
     stats.bypass(reason);
     stats.add(Counter.NOT_CACHED);
-    return this.#forward(
-      command,
-      info,
-      marks,
-      this.#establishesSnapshot(info.reads, this.#snapshot?.schema ?? null),
-    );
+    // A locking read reads the latest rows, not a snapshot: InnoDB takes none for it.
+    const establishes =
+      !info.lockingRead && this.#establishesSnapshot(info.reads, this.#snapshot?.schema ?? null);
+    return this.#forward(command, info, marks, establishes);
   }
 
   #forward(
@@ -642,6 +733,8 @@ export class StatementRouter {
     marks: WriteMarks | null,
     establishesSnapshot: boolean,
   ): Route & { action: 'forward' } {
+    // The server runs a SELECT: FOUND_ROWS() is its again.
+    if (info?.kind === 'select') this.#foundRowsDebt = null;
     if (info !== null && info.kind === 'begin' && CONSISTENT_SNAPSHOT.test(info.keyText)) {
       establishesSnapshot = true;
     }
@@ -657,6 +750,7 @@ export class StatementRouter {
         fill: null,
         establishesSnapshot,
         prepare: null,
+        isolation: this.#snapshot?.isolation ?? null,
         status: null,
       },
     };
@@ -664,3 +758,6 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+
+/** The first execution after DDL says the metadata changed; a slow one says it was slow. */
+const ONE_TIME_STATUS_BITS = ServerStatus.METADATA_CHANGED | ServerStatus.QUERY_WAS_SLOW;

@@ -15,6 +15,7 @@
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { ServerStatus } from '../protocol/constants.ts';
+import type { Isolation } from './session-probe.ts';
 
 /** The registry marks a statement set before it was sent. */
 export interface WriteMarks {
@@ -33,6 +34,8 @@ export class TransactionState {
   status: number = ServerStatus.AUTOCOMMIT;
   snapshotSeq = 0;
   snapshotEstablished = false;
+  /** The level the open transaction runs at (null: unknown); SET SESSION does not change it. */
+  isolation: Isolation | null = null;
   /**
    * SET TRANSACTION (without SESSION) set an isolation level for the next transaction only,
    * which the probe cannot see: no caching until a transaction has ended.
@@ -78,6 +81,7 @@ export class TransactionState {
     marks: WriteMarks | null,
     establishesSnapshot: boolean,
     setsIsolation: boolean,
+    isolation: Isolation | null,
   ): void {
     const wasIn = this.inTransaction;
     if (status >= 0) this.status = status;
@@ -85,6 +89,7 @@ export class TransactionState {
     if (!wasIn && nowIn) {
       this.snapshotSeq = seqBefore;
       this.snapshotEstablished = establishesSnapshot;
+      this.isolation = this.isolationOverride ? null : isolation;
     } else if (nowIn && establishesSnapshot) {
       this.snapshotEstablished = true;
     }
@@ -97,6 +102,8 @@ export class TransactionState {
       this.#releaseHeld();
       if (!setsIsolation) this.isolationOverride = false;
     }
+    // SET TRANSACTION without a scope: the next transaction runs at a level the probe cannot see.
+    if (setsIsolation && status >= 0) this.isolationOverride = true;
   }
 
   /** The connection is gone: the server rolls back, so whatever is held can go. */

@@ -682,6 +682,10 @@ function callFunction(s: ParseState, i: number): void {
   const id = functionIdOf(tokens.sql, tokens.starts[i]!, tokens.ends[i]!);
   switch (categoryOf(id)) {
     case FunctionCategory.Deterministic:
+      if (TAKES_TODAY.has(functionName(id)) && takesToday(s, i, functionName(id))) {
+        s.noteNonDeterministic(`${functionName(id)} to a date`);
+      }
+      return;
     case FunctionCategory.TableFunction:
       return;
     case FunctionCategory.NonDeterministic:
@@ -705,6 +709,42 @@ function callFunction(s: ParseState, i: number): void {
     case FunctionCategory.Unknown:
       if (!isSyntaxBeforeParenthesis(tokens.ids[i]!)) s.noteUnknownFunction(tokens.text(i));
   }
+}
+
+/** Conversions that give a TIME value today's date. */
+const TAKES_TODAY = new Set(['CAST', 'CONVERT', 'TIMESTAMP']);
+const DATE_TYPES = new Set(['DATE', 'DATETIME', 'TIMESTAMP']);
+
+/**
+ * CAST(x AS DATE|DATETIME|TIMESTAMP), CONVERT(x, DATETIME...) and TIMESTAMP(x): when x is a TIME
+ * value the result carries the current date, so it changes at midnight though the server's own
+ * query cache would keep it. Column types are unknown here, so only a literal x is trusted.
+ * `i` is the function's name, `i + 1` its "(".
+ */
+function takesToday(s: ParseState, i: number, name: string): boolean {
+  const tokens = s.tokens;
+  const literal =
+    (tokens.kinds[i + 2] === TokenKind.String || tokens.kinds[i + 2] === TokenKind.Number) &&
+    (s.isOperatorAt(i + 3, COMMA) ||
+      s.isOperatorAt(i + 3, RIGHT_PARENTHESIS) ||
+      s.keywordAt(i + 3) === Kw.AS);
+  let depth = 0;
+  let commas = 0;
+  for (let j = i + 1; j < s.end; j++) {
+    if (s.isOperatorAt(j, LEFT_PARENTHESIS)) depth++;
+    else if (s.isOperatorAt(j, RIGHT_PARENTHESIS)) {
+      if (--depth === 0) break;
+    } else if (depth === 1) {
+      const target = j + 1 < s.end ? tokens.text(j + 1).toUpperCase() : '';
+      if (s.isOperatorAt(j, COMMA)) {
+        commas++;
+        if (name === 'CONVERT' && DATE_TYPES.has(target)) return !literal;
+      } else if (name === 'CAST' && s.keywordAt(j) === Kw.AS && DATE_TYPES.has(target)) {
+        return !literal;
+      }
+    }
+  }
+  return name === 'TIMESTAMP' && commas === 0 && !literal;
 }
 
 /**

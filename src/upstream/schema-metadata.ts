@@ -96,6 +96,7 @@ export async function loadSchemaSnapshot(
     views: new Map(),
     triggerWrites: new Map(),
     cascades: new Map(),
+    writingViews: new Set(),
   };
 
   for (const [schema, name, type, engine] of tables) {
@@ -103,7 +104,11 @@ export async function loadSchemaSnapshot(
     // A session's temporary tables are its own; information_schema's are no user data.
     if (type === 'TEMPORARY' || type === 'SYSTEM VIEW') continue;
     // Unknown until its VIEWS row is read: a view listed here but not there stays unknown.
-    if (type === 'VIEW') snapshot.views.set(qualify(schema, name), [UNKNOWN_TABLE]);
+    if (type === 'VIEW') {
+      snapshot.views.set(qualify(schema, name), [UNKNOWN_TABLE]);
+      // Until its definition shows otherwise, reading it may write.
+      snapshot.writingViews!.add(qualify(schema, name));
+    }
     // BASE TABLE, SYSTEM VERSIONED, SEQUENCE, and whatever a server adds: stored rows.
     else snapshot.baseTables.set(qualify(schema, name), engine ?? '');
   }
@@ -119,6 +124,11 @@ export async function loadSchemaSnapshot(
       qualify(schema, name),
       viewReads(definition ?? null, normalizeName(schema, lctn), viewOptions),
     );
+    if (definition != null && definition.trim() !== '') {
+      const info = classify(definition, viewOptions);
+      if (!info.writesEverything && !info.multiStatement && info.kind === 'select')
+        snapshot.writingViews!.delete(qualify(schema, name));
+    }
   }
 
   const triggerWrites = new Map<string, Set<string>>();
@@ -138,7 +148,7 @@ export async function loadSchemaSnapshot(
     addAll(triggerWrites, qualify(schema, table), written);
   }
   for (const [table, written] of triggerWrites) {
-    if (written.size === 0) continue;
+    // Kept even when empty: a table with triggers is one whose writes may change session state.
     snapshot.triggerWrites.set(table, written.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...written]);
   }
 

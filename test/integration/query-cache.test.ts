@@ -1,0 +1,1872 @@
+/**
+ * Differential tests of the query cache: every scenario runs the same statements directly against
+ * the server and through the proxy (cache on, two workers, the schema catalog read with an admin
+ * account), each side from freshly built tables, and the replies must be identical byte for byte
+ * — after writes too, so a stale cached result shows up as a difference. Through the proxy each
+ * scenario also checks the cache's counters (SHOW GLOBAL STATUS LIKE 'Qcache%'), so that a proxy
+ * which cached nothing, or served hits where it must not, fails as well.
+ *
+ * Sessions are placed on chosen workers: on the same one to share a store (one session's result
+ * served to another, or refused to it), on different ones for invalidation across workers.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Command, PacketHeader } from '../../src/protocol/constants.ts';
+import { readLenencBytes, writeLenencInt, lenencIntSize } from '../../src/protocol/lenenc.ts';
+import { LONG_DATA, execute, fetch, sendLongData } from '../../src/protocol/statement-commands.ts';
+import {
+  ProxyHarness,
+  WARM_DB,
+  differential,
+  queryPacket,
+  rowsOf,
+  runStatements,
+} from '../support/cache-scenario.ts';
+import type { Run, Session } from '../support/cache-scenario.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { RawClient, replyError } from '../support/raw-client.ts';
+import type { RawPacket } from '../support/raw-client.ts';
+
+const DB = 'nc_qcache';
+const DB2 = 'nc_qcache2';
+const USER = 'nc_qcache_user';
+const USER_PASSWORD = 'nc-qcache-secret';
+
+/** Drops what any scenario may have left, empties the cache, and creates `ddl` in DB. */
+function fresh(...ddl: string[]): string[] {
+  return [
+    `DROP DATABASE IF EXISTS ${DB}`,
+    `DROP DATABASE IF EXISTS ${DB2}`,
+    `DROP USER IF EXISTS '${USER}'@'%'`,
+    `CREATE DATABASE ${DB}`,
+    `USE ${DB}`,
+    "SET time_zone = '+00:00'",
+    ...ddl,
+    'RESET QUERY CACHE',
+  ];
+}
+
+const KV = [
+  'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB',
+  "INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three'), (4, 'four'), (5, 'five')",
+];
+const KV2 = [
+  'CREATE TABLE u (id INT PRIMARY KEY, w INT) ENGINE=InnoDB',
+  'INSERT INTO u VALUES (1, 10), (2, 20), (3, 30)',
+];
+
+const READ_T = 'SELECT * FROM t ORDER BY id';
+const READ_U = 'SELECT * FROM u ORDER BY id';
+const PREP_T = 'SELECT id, v FROM t WHERE id >= ? ORDER BY id';
+const PREP_U = 'SELECT id, w FROM u WHERE id >= ? ORDER BY id';
+
+/** The first row's values of a recorded text reply. */
+function firstRow(session: Session, packets: RawPacket[]): Array<string | null> {
+  return rowsOf(packets, session.client.deprecateEof)[0] ?? [];
+}
+
+/** SHOW STATUS rows with their values replaced by '#': the counts are the proxy's own. */
+function maskStatusValues(packets: RawPacket[], deprecateEof: boolean): RawPacket[] {
+  const header = packets[0]!.payload;
+  if (header[0] === PacketHeader.ERR || header[0] === PacketHeader.OK) return packets;
+  const firstRowIndex = 1 + 2 + (deprecateEof ? 0 : 1);
+  return packets.map((packet, index) => {
+    const payload = packet.payload;
+    if (index < firstRowIndex || payload[0] === PacketHeader.EOF) return packet;
+    const name = readLenencBytes(payload, 0)!;
+    const value = Buffer.from('#');
+    const masked = Buffer.alloc(name.end + lenencIntSize(value.length) + value.length);
+    payload.copy(masked, 0, 0, name.end);
+    const at = writeLenencInt(masked, name.end, value.length);
+    value.copy(masked, at);
+    return { sequenceId: packet.sequenceId, payload: masked };
+  });
+}
+
+/** COM_STMT_EXECUTE of one BIGINT parameter without resending its type (new-params-bound 0). */
+function executeWithoutTypes(statementId: number, value: bigint): Buffer {
+  const payload = Buffer.alloc(10 + 1 + 1 + 8);
+  payload[0] = Command.STMT_EXECUTE;
+  payload.writeUInt32LE(statementId, 1);
+  payload[5] = 0;
+  payload.writeUInt32LE(1, 6);
+  payload[10] = 0; // null bitmap
+  payload[11] = 0; // types not sent again
+  payload.writeBigInt64LE(value, 12);
+  return payload;
+}
+
+function initDb(database: string): Buffer {
+  return Buffer.concat([Buffer.from([Command.INIT_DB]), Buffer.from(database)]);
+}
+
+/**
+ * SET SESSION query_cache_type is the proxy's own setting, answered by the proxy; a server whose
+ * cache is globally off refuses it (1925). Checked here, not compared.
+ */
+async function setCacheType(run: Run, session: Session, value: string): Promise<void> {
+  const reply = await session.raw(`SET SESSION query_cache_type = ${value}`);
+  const errno = replyError(reply)?.errno;
+  if (run.isProxy) run.check(errno === undefined, `SET query_cache_type = ${value}: ${errno}`);
+  else run.check(errno === undefined || errno === 1925, `SET query_cache_type: ${errno}`);
+}
+
+type WriteRound = [
+  string,
+  'writer' | 'local',
+  /** The table it writes: the other one's results must still be hits. */
+  't' | 'u' | 'both',
+  (session: Session) => Promise<unknown>,
+];
+
+/**
+ * A reader on worker 0 caches t and u (text and binary); after each write, by a writer on worker 1
+ * or one on the reader's own worker, the written table's results are read from the server and
+ * the other's are still hits.
+ */
+function writeThenRead(rounds: WriteRound[]): (run: Run) => Promise<void> {
+  return async (run) => {
+    const reader = await run.session('reader', { worker: 0 });
+    const writers = {
+      writer: await run.session('writer', { worker: 1 }),
+      local: await run.session('local writer', { worker: 0 }),
+    };
+    const readAll = async (): Promise<void> => {
+      await reader.query(READ_T);
+      await reader.execute(PREP_T, [0]);
+      await reader.query(READ_U);
+      await reader.execute(PREP_U, [0]);
+    };
+    await readAll();
+    await run.expect({ hits: 0, inserts: 4 }, 'first reads');
+    await readAll();
+    await run.expect({ hits: 4, inserts: 0 }, 'second reads');
+    for (const [name, who, written, write] of rounds) {
+      await write(writers[who]);
+      await run.expect({ invalidations: 1, invalidations_all: 0 }, name);
+      await readAll();
+      const stillFresh = written === 'both' ? 0 : 2;
+      await run.expect(
+        { hits: stillFresh, inserts: 4 - stillFresh },
+        `reads after ${name}: only the written table's results are read again`,
+      );
+      await readAll();
+      await run.expect({ hits: 4, inserts: 0 }, `reads again after ${name}`);
+    }
+  };
+}
+
+/** Through the proxy: repeats `sql` (unrecorded) until the second of two runs is a hit. */
+async function untilCached(run: Run, session: Session, sql: string): Promise<void> {
+  const proxy = run.proxy;
+  if (proxy === null) return;
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    await session.raw(sql);
+    const before = (await proxy.counters()).get('hits');
+    await session.raw(sql);
+    if ((await proxy.counters()).get('hits') !== before) break;
+    if (Date.now() > deadline) throw new Error(`${sql} was not cached again within 5 s`);
+    await sleep(10);
+  }
+  await run.baseline();
+}
+
+describe('query cache: directly and through the proxy, byte for byte', () => {
+  let proxy: ProxyHarness;
+  /** A second proxy that stores no result over 1 KB. */
+  let limited: ProxyHarness;
+  let savedLocalInfile = '1';
+
+  before(async () => {
+    const client = await RawClient.connect({
+      host: BACKEND_HOST,
+      port: BACKEND_PORT,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: null,
+    });
+    savedLocalInfile = rowsOf(await client.query('SELECT @@GLOBAL.local_infile'), false)[0]![0]!;
+    client.close();
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `DROP DATABASE IF EXISTS ${WARM_DB}`,
+      `CREATE DATABASE ${WARM_DB}`,
+      `CREATE TABLE ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
+      `INSERT INTO ${WARM_DB}.w VALUES (1)`,
+      'SET GLOBAL local_infile = 1',
+    ]);
+    [proxy, limited] = await Promise.all([
+      ProxyHarness.start(),
+      ProxyHarness.start(['--query-cache-limit', '1K']),
+    ]);
+  });
+
+  after(async () => {
+    const codes = await Promise.all([proxy.stop(), limited.stop()]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `DROP DATABASE IF EXISTS ${DB}`,
+      `DROP DATABASE IF EXISTS ${DB2}`,
+      `DROP DATABASE IF EXISTS ${WARM_DB}`,
+      `DROP USER IF EXISTS '${USER}'@'%'`,
+      `SET GLOBAL local_infile = ${savedLocalInfile}`,
+    ]);
+    assert.deepEqual(codes, [0, 0], 'the proxies exit cleanly');
+  });
+
+  const scenario = (ddl: string[], script: (run: Run) => Promise<void>): Promise<void> =>
+    differential(proxy, { database: DB, setup: fresh(...ddl) }, script);
+
+  test('repeated reads hit: text and binary protocol, per worker, per capabilities', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      const c = await run.session('C', { worker: 1 });
+      const d = await run.session('D', { worker: 0, deprecateEof: true });
+
+      await a.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1, not_cached: 0 }, 'first read');
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 2, inserts: 0, not_cached: 0 }, 'repeated reads');
+      await b.query(READ_T);
+      await run.expect({ hits: 1, inserts: 0 }, 'another session, same worker and state');
+      await c.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'a session on the other worker');
+      await c.query(READ_T);
+      await run.expect({ hits: 1, inserts: 0 }, 'repeated on the other worker');
+      await d.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'DEPRECATE_EOF is another key');
+      await d.query(READ_T);
+      await run.expect({ hits: 1, inserts: 0 }, 'repeated with DEPRECATE_EOF');
+      await a.query('SELECT v FROM t WHERE id = 2');
+      await a.query('SELECT v FROM t WHERE id = 3');
+      await a.query('SELECT v FROM t WHERE id = 2');
+      await run.expect({ hits: 1, inserts: 2 }, 'other texts are other entries');
+      await a.query('SELECT * FROM t WHERE id = 99');
+      await a.query('SELECT * FROM t WHERE id = 99');
+      await run.expect({ hits: 1, inserts: 1 }, 'an empty result is cached too');
+
+      // Binary protocol: statement text plus parameter values.
+      await a.execute(PREP_T, [2]);
+      await run.expect({ hits: 0, inserts: 1 }, 'first execution');
+      await a.execute(PREP_T, [2]);
+      await run.expect({ hits: 1, inserts: 0 }, 'same parameters');
+      await a.execute(PREP_T, [4]);
+      await run.expect({ hits: 0, inserts: 1 }, 'other parameters');
+      await a.execute(PREP_T, ['2']);
+      await run.expect({ hits: 0, inserts: 1 }, 'a string parameter is another key');
+      // A session's first execution sends the parameter types, which its server must see.
+      await b.execute(PREP_T, [4]);
+      await run.expect({ hits: 0, inserts: 1 }, 'another session: first execution');
+      await b.execute(PREP_T, [4]);
+      await run.expect({ hits: 1, inserts: 0 }, 'another session: second execution');
+      await a.execute(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'binary and text results are separate');
+      await a.execute(READ_T);
+      await run.expect({ hits: 1, inserts: 0 }, 'binary, no parameters');
+      await d.execute(PREP_T, [2]);
+      await d.execute(PREP_T, [2]);
+      await run.expect({ hits: 1, inserts: 1 }, 'binary with DEPRECATE_EOF');
+      const id = await a.prepare('SELECT v FROM t WHERE id = ?');
+      await a.command('execute with types', execute(id, [3]));
+      await a.command('execute without resending types', executeWithoutTypes(id, 3n));
+      await a.command('execute without types, another value', executeWithoutTypes(id, 5n));
+      await run.expect({ hits: 1, inserts: 2 }, 'types remembered from the last execution');
+      await a.command('execute with a cursor', execute(id, [3], true));
+      await a.command('fetch', fetch(id, 10));
+      await run.expect({ hits: 0, bypass_uncacheable: 1 }, 'a cursor is not cached');
+      // Long data is not in the execute packet: such executions are never keyed by it.
+      const byValue = await a.prepare('SELECT id FROM t WHERE v = ?');
+      for (const value of ['three', 'four', 'three']) {
+        a.client.sendOnly(sendLongData(byValue, 0, Buffer.from(value)));
+        await a.command(`execute with long data '${value}'`, execute(byValue, [LONG_DATA]));
+      }
+      await run.expect({ hits: 0, inserts: 0, bypass_uncacheable: 3 }, 'long data');
+      await a.command('execute with a value', execute(byValue, ['four']));
+      await a.command('execute with a value again', execute(byValue, ['four']));
+      await run.expect({ hits: 1, inserts: 1 }, 'the same statement without long data');
+    }));
+
+  test('write then read: single-table writes invalidate what they wrote, and only that', () =>
+    scenario(
+      [...KV, ...KV2],
+      writeThenRead([
+        ['UPDATE', 'writer', 't', (s) => s.query("UPDATE t SET v = 'updated' WHERE id = 1")],
+        ['INSERT', 'writer', 't', (s) => s.query("INSERT INTO t VALUES (10, 'inserted')")],
+        ['DELETE', 'writer', 't', (s) => s.query('DELETE FROM t WHERE id = 2')],
+        ['REPLACE', 'writer', 't', (s) => s.query("REPLACE INTO t VALUES (3, 'replaced')")],
+        [
+          'INSERT ... SELECT',
+          'writer',
+          't',
+          (s) => s.query("INSERT INTO t SELECT id + 100, CONCAT('copy ', w) FROM u"),
+        ],
+        [
+          'INSERT ... ON DUPLICATE KEY UPDATE',
+          'writer',
+          'u',
+          (s) => s.query('INSERT INTO u VALUES (1, 0) ON DUPLICATE KEY UPDATE w = w + 1'),
+        ],
+        ['a failed INSERT', 'writer', 't', (s) => s.query("INSERT INTO t VALUES (1, 'dup')", 1062)],
+        ['UPDATE on the same worker', 'local', 't', (s) => s.query("UPDATE t SET v = 'local'")],
+        [
+          'prepared UPDATE',
+          'writer',
+          'u',
+          (s) => s.execute('UPDATE u SET w = ? WHERE id = ?', [-1, 2]),
+        ],
+        [
+          'prepared INSERT',
+          'local',
+          't',
+          (s) => s.execute('INSERT INTO t VALUES (?, ?)', [30, 'prepared']),
+        ],
+      ]),
+    ));
+
+  test('write then read: multi-table writes, TRUNCATE, LOAD DATA LOCAL, multi-statements', () =>
+    scenario(
+      [...KV, ...KV2],
+      writeThenRead([
+        [
+          'multi-table UPDATE of one table',
+          'writer',
+          'u',
+          (s) => s.query('UPDATE t JOIN u ON u.id = t.id SET u.w = u.w * 10'),
+        ],
+        [
+          'multi-table UPDATE with unqualified columns',
+          'writer',
+          'both',
+          (s) => s.query("UPDATE t, u SET v = CONCAT(v, '!'), w = w + 1 WHERE t.id = u.id"),
+        ],
+        [
+          'multi-table DELETE through an alias',
+          'writer',
+          'u',
+          (s) => s.query('DELETE x FROM u AS x JOIN t AS y ON y.id = x.id WHERE y.id = 1'),
+        ],
+        [
+          'multi-table DELETE ... USING',
+          'local',
+          't',
+          (s) => s.query('DELETE FROM t USING t JOIN u ON u.id = t.id WHERE u.id = 3'),
+        ],
+        ['TRUNCATE', 'writer', 'u', (s) => s.query('TRUNCATE TABLE u')],
+        [
+          'LOAD DATA LOCAL INFILE',
+          'writer',
+          't',
+          (s) => s.load("LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE t", '20\tloaded\n21\tx\n'),
+        ],
+        [
+          'LOAD DATA LOCAL INFILE on the same worker',
+          'local',
+          'u',
+          (s) => s.load("LOAD DATA LOCAL INFILE 'rows.tsv' INTO TABLE u", '7\t70\n8\t80\n'),
+        ],
+        [
+          'a multi-statement text',
+          'writer',
+          'both',
+          (s) => s.query("INSERT INTO t VALUES (40, 'multi'); UPDATE u SET w = w + 1 WHERE id = 7"),
+        ],
+      ]),
+    ));
+
+  test('views: reads through a view are invalidated by writes to its base tables', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE other (id INT PRIMARY KEY, x INT)',
+        'INSERT INTO other VALUES (1, 1)',
+        'CREATE VIEW v AS SELECT t.id, t.v, u.w FROM t JOIN u ON u.id = t.id',
+        'CREATE VIEW vv AS SELECT id, v FROM v WHERE id > 1',
+        'CREATE VIEW vo AS SELECT * FROM other',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readViews = async (): Promise<void> => {
+          await reader.query('SELECT * FROM v ORDER BY id');
+          await reader.query('SELECT * FROM vv ORDER BY id');
+          await reader.execute('SELECT * FROM v WHERE id >= ? ORDER BY id', [2]);
+          await reader.query('SELECT * FROM vo');
+        };
+        await readViews();
+        await run.expect({ hits: 0, inserts: 4 }, 'first reads through views');
+        await readViews();
+        await run.expect({ hits: 4, inserts: 0 }, 'repeated reads through views');
+
+        await writer.query("UPDATE t SET v = 'changed' WHERE id = 2");
+        await readViews();
+        await run.expect({ hits: 1, inserts: 3 }, 'after a write to a base table');
+        await writer.query('UPDATE u SET w = 99 WHERE id = 3');
+        await readViews();
+        await run.expect({ hits: 1, inserts: 3 }, 'after a write to the other base table');
+        await writer.query("UPDATE v SET v = 'through the view' WHERE id = 3");
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'a write through a view');
+        await readViews();
+        await run.expect({ hits: 1, inserts: 3 }, 'after a write through the view');
+        await writer.query('UPDATE other SET x = 2');
+        await readViews();
+        await run.expect({ hits: 3, inserts: 1 }, 'a view over another table');
+        await readViews();
+        await run.expect({ hits: 4, inserts: 0 }, 'all cached again');
+      },
+    ));
+
+  test('triggers: a write to a table invalidates what its triggers write', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        'CREATE TABLE audit2 (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        "CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO audit (note) VALUES (CONCAT('inserted ', NEW.id))",
+        `CREATE TRIGGER t_au AFTER UPDATE ON t FOR EACH ROW BEGIN
+           INSERT INTO audit (note) VALUES (CONCAT('updated ', NEW.id));
+           INSERT INTO audit2 (note) VALUES (CONCAT(OLD.v, ' -> ', NEW.v));
+         END`,
+        'CREATE TABLE w (id INT PRIMARY KEY)',
+        'INSERT INTO w VALUES (1), (2)',
+        `CREATE TRIGGER w_bd BEFORE DELETE ON w FOR EACH ROW BEGIN
+           IF OLD.id > 0 THEN INSERT INTO audit2 (note) VALUES (CONCAT('deleted ', OLD.id)); END IF;
+         END`,
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAudit = async (): Promise<void> => {
+          await reader.query('SELECT * FROM audit ORDER BY id');
+          await reader.execute('SELECT note FROM audit WHERE id >= ? ORDER BY id', [1]);
+          await reader.query('SELECT * FROM audit2 ORDER BY id');
+        };
+        await readAudit();
+        await readAudit();
+        await run.expect({ hits: 3, inserts: 3 }, 'audit tables cached');
+
+        // Triggers are followed per table, whatever their event: a write to t invalidates what
+        // any of t's triggers writes (audit and audit2).
+        await writer.query("INSERT INTO t VALUES (6, 'six')");
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'INSERT with a trigger');
+        await readAudit();
+        await run.expect({ hits: 0, inserts: 3 }, 'the AFTER INSERT trigger wrote audit');
+        await readAudit();
+        await run.expect({ hits: 3 }, 'cached again');
+        await writer.execute('INSERT INTO t VALUES (?, ?)', [7, 'seven']);
+        await readAudit();
+        await run.expect({ hits: 0, inserts: 3 }, 'a prepared INSERT fires it too');
+        await writer.query("UPDATE t SET v = 'SIX' WHERE id = 6");
+        await readAudit();
+        await run.expect({ hits: 0, inserts: 3 }, 'the AFTER UPDATE block wrote both');
+        await readAudit();
+        await run.expect({ hits: 3 }, 'cached again');
+        // A trigger with flow control is not followed: its table's writes invalidate everything.
+        await writer.query('DELETE FROM w WHERE id = 1');
+        await run.expect({ invalidations: 0, invalidations_all: 1 }, 'DELETE with an IF trigger');
+        await readAudit();
+        await run.expect({ hits: 0, inserts: 3 }, 'after the DELETE');
+      },
+    ));
+
+  test('foreign keys: ON DELETE CASCADE and ON UPDATE SET NULL invalidate the children', () =>
+    scenario(
+      [
+        'CREATE TABLE parent (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB',
+        `CREATE TABLE child (id INT PRIMARY KEY, parent_id INT,
+           FOREIGN KEY (parent_id) REFERENCES parent (id) ON DELETE CASCADE ON UPDATE CASCADE) ENGINE=InnoDB`,
+        `CREATE TABLE child2 (id INT PRIMARY KEY, parent_id INT NULL,
+           FOREIGN KEY (parent_id) REFERENCES parent (id) ON DELETE SET NULL ON UPDATE SET NULL) ENGINE=InnoDB`,
+        `CREATE TABLE grandchild (id INT PRIMARY KEY, child_id INT,
+           FOREIGN KEY (child_id) REFERENCES child (id) ON DELETE CASCADE) ENGINE=InnoDB`,
+        'CREATE TABLE unrelated (id INT PRIMARY KEY) ENGINE=InnoDB',
+        "INSERT INTO parent VALUES (1, 'p1'), (2, 'p2'), (3, 'p3')",
+        'INSERT INTO child VALUES (10, 1), (11, 1), (20, 2), (30, 3)',
+        'INSERT INTO child2 VALUES (100, 1), (200, 2), (300, 3)',
+        'INSERT INTO grandchild VALUES (1000, 10), (2000, 20)',
+        'INSERT INTO unrelated VALUES (1)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readChildren = async (): Promise<void> => {
+          await reader.query('SELECT * FROM child ORDER BY id');
+          await reader.query('SELECT * FROM child2 ORDER BY id');
+          await reader.execute('SELECT * FROM grandchild WHERE id > ? ORDER BY id', [0]);
+          await reader.query('SELECT * FROM unrelated');
+        };
+        await readChildren();
+        await readChildren();
+        await run.expect({ hits: 4, inserts: 4 }, 'children cached');
+
+        await writer.query('DELETE FROM parent WHERE id = 1');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'DELETE of a parent');
+        await readChildren();
+        await run.expect({ hits: 1, inserts: 3 }, 'cascaded to child, child2 and grandchild');
+        await writer.query('UPDATE parent SET id = 22 WHERE id = 2');
+        await readChildren();
+        await run.expect({ hits: 1, inserts: 3 }, 'UPDATE cascaded and set NULL');
+        await writer.execute('DELETE FROM parent WHERE id = ?', [3]);
+        await readChildren();
+        await run.expect({ hits: 1, inserts: 3 }, 'a prepared DELETE cascades too');
+      },
+    ));
+
+  test('temporary tables: a session’s temporary table is never served to others, nor theirs to it', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await b.query(READ_T);
+      await b.execute(PREP_T, [0]);
+      await run.expect({ inserts: 2 }, 'B caches the base table');
+
+      await a.query('CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v VARCHAR(40))');
+      await a.query("INSERT INTO t VALUES (1, 'temporary one'), (9, 'temporary nine')");
+      await run.expect({ invalidations: 0, invalidations_all: 0 }, 'writes to a temporary table');
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await a.query(READ_T);
+      await run.expect(
+        { hits: 0, inserts: 0, bypass_temporary_table: 3 },
+        'A reads its temporary table from the server',
+      );
+      await b.query(READ_T);
+      await b.execute(PREP_T, [0]);
+      await run.expect({ hits: 2 }, 'B still gets the base table from the cache');
+      await a.query("UPDATE t SET v = 'temporary changed' WHERE id = 9");
+      await b.query(READ_T);
+      await run.expect({ hits: 1, invalidations: 0 }, 'a write to the temporary table');
+      await b.query("UPDATE t SET v = 'base changed' WHERE id = 1");
+      await b.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ inserts: 1, bypass_temporary_table: 1 }, 'B wrote the base table');
+
+      await a.query('DROP TEMPORARY TABLE t');
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'after DROP TEMPORARY TABLE, A sees the base table');
+      await a.execute(PREP_T, [0]);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 1, inserts: 1 }, 'and its prepared statement reads the base too');
+
+      // DROP TABLE without TEMPORARY drops the temporary table first.
+      await a.query('CREATE TEMPORARY TABLE t (id INT)');
+      await a.query('INSERT INTO t VALUES (42)');
+      await a.query(READ_T);
+      await a.query('DROP TABLE t');
+      await run.expect({ bypass_temporary_table: 1 }, 'DROP TABLE of a temporary table');
+      // Which table DROP TABLE dropped is the server's business: the catalog reloads.
+      await run.settle();
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'the base table is still cached');
+
+      // COM_RESET_CONNECTION drops temporary tables.
+      await a.query('CREATE TEMPORARY TABLE t (id INT)');
+      await a.query(READ_T);
+      await a.command('reset connection', Buffer.from([Command.RESET_CONNECTION]));
+      await a.query(READ_T);
+      await run.expect({ hits: 1, bypass_temporary_table: 1 }, 'after COM_RESET_CONNECTION');
+    }));
+
+  for (const end of ['ROLLBACK', 'COMMIT'] as const) {
+    test(`own writes in a transaction, then ${end}`, () =>
+      scenario([...KV, ...KV2], async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        const c = await run.session('C', { worker: 1 });
+        for (const session of [b, c]) {
+          await session.query(READ_T);
+          await session.execute(PREP_T, [0]);
+          await session.query(READ_U);
+        }
+        await run.expect({ inserts: 6 }, 'cached before the transaction');
+
+        await a.query('BEGIN');
+        await a.query("UPDATE t SET v = 'uncommitted' WHERE id = 1");
+        await a.query(READ_T);
+        await a.execute(PREP_T, [0]);
+        await run.expect({ hits: 0, bypass_own_writes: 2 }, 'A reads its own write');
+        await a.query(READ_U);
+        await run.expect({ hits: 1 }, 'A reads a table it did not write from the cache');
+        for (const session of [b, c]) {
+          await session.query(READ_T);
+          await session.execute(PREP_T, [0]);
+          await session.query(READ_U);
+        }
+        await run.expect(
+          { hits: 2, inserts: 0, stale_fills_refused: 4 },
+          'others read the committed value from the server, and it is not stored',
+        );
+        await b.query(READ_T);
+        await run.expect({ hits: 0, stale_fills_refused: 1 }, 'still in flight');
+
+        await a.query(end);
+        for (const session of [a, b, c]) {
+          await session.query(READ_T);
+          await session.execute(PREP_T, [0]);
+        }
+        await run.expect({ hits: 2, inserts: 4 }, `after ${end}`);
+        await a.query(READ_T);
+        await c.query(READ_T);
+        await run.expect({ hits: 2 }, `cached after ${end}`);
+      }));
+  }
+
+  test('a connection closed inside a transaction releases the tables it wrote', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      const watcher = await run.session('watcher', { worker: 1 });
+      await b.query(READ_T);
+      await a.query('BEGIN');
+      await a.query("UPDATE t SET v = 'never committed' WHERE id = 1");
+      await b.query(READ_T);
+      await run.expect({ hits: 0, stale_fills_refused: 1 }, 'in flight');
+      a.client.destroy();
+      // The proxy hears of the close on its own time: wait until t is cached again.
+      await untilCached(run, watcher, 'SELECT id, v FROM t');
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await run.expect({ hits: 1, inserts: 1 }, 'after the connection closed');
+    }));
+
+  test('XA transactions: writes are in flight until XA COMMIT or XA ROLLBACK', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.baseline();
+      await a.query("XA START 'nc1'");
+      await a.query("UPDATE t SET v = 'xa' WHERE id = 1");
+      await b.query(READ_T);
+      await a.query("XA END 'nc1'");
+      await a.query("XA PREPARE 'nc1'");
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.expect({ hits: 1 }, 'prepared, not committed');
+      await a.query("XA COMMIT 'nc1'");
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await run.expect({ hits: 1 }, 'after XA COMMIT');
+
+      await a.query("XA START 'nc2'");
+      await a.query('UPDATE u SET w = 0 WHERE id = 1');
+      await a.query("XA END 'nc2'");
+      await b.query(READ_U);
+      await a.query("XA COMMIT 'nc2' ONE PHASE");
+      await b.query(READ_U);
+      await a.query("XA START 'nc3'");
+      await a.query('UPDATE u SET w = -5 WHERE id = 2');
+      await a.query("XA END 'nc3'");
+      await a.query("XA PREPARE 'nc3'");
+      await b.query(READ_U);
+      await a.query("XA ROLLBACK 'nc3'");
+      await b.query(READ_U);
+      await b.query(READ_U);
+      await b.query(READ_T);
+      // XA COMMIT may publish writes of another session: it invalidates everything.
+      await run.expect(
+        { hits: 1, invalidations_all: 1, stale_fills_refused: 2 },
+        'after XA COMMIT ONE PHASE and XA ROLLBACK',
+      );
+    }));
+
+  test('pipelined commands: each is answered in order, from the cache where it may be', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await run.baseline();
+      await a.pipeline([
+        ['READ_T', queryPacket(READ_T)],
+        ['READ_U', queryPacket(READ_U)],
+        ['update t', queryPacket("UPDATE t SET v = 'pipelined' WHERE id = 1")],
+        ['READ_T after the update', queryPacket(READ_T)],
+        ['READ_T again', queryPacket(READ_T)],
+        ['FOUND_ROWS', queryPacket('SELECT FOUND_ROWS()')],
+        ['ping', Buffer.from([Command.PING])],
+        ['READ_U again', queryPacket(READ_U)],
+      ]);
+      await run.expect({ hits: 4, inserts: 1 }, 'pipelined reads');
+      await b.pipeline([
+        ['B: update u', queryPacket('UPDATE u SET w = w + 1')],
+        ['B: READ_U', queryPacket(READ_U)],
+      ]);
+      await a.pipeline([
+        ['READ_U after B', queryPacket(READ_U)],
+        ['READ_T', queryPacket(READ_T)],
+        ['multi', queryPacket(`${READ_T}; ${READ_U}`)],
+      ]);
+      await run.expect({ hits: 1, inserts: 2 }, 'after a write by another session');
+    }));
+
+  test('REPEATABLE READ: a transaction is served only what its snapshot sees', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await a.query(READ_U);
+      await run.expect({ inserts: 3 }, 'cached before the transaction');
+
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'the first read goes to the server');
+      await a.query(READ_U);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 2 }, 'later reads of unchanged tables hit');
+
+      await b.query("UPDATE t SET v = 'new' WHERE id = 1");
+      await b.query(READ_T);
+      await b.execute(PREP_T, [0]);
+      await run.expect({ hits: 0, inserts: 2 }, 'B caches the new value');
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await run.expect(
+        { hits: 0, inserts: 0, stale_hits_refused: 2, stale_fills_refused: 2 },
+        'A gets its snapshot from the server and it is not stored',
+      );
+      await a.query(READ_U);
+      await run.expect({ hits: 1 }, 'an unchanged table still hits inside the snapshot');
+      await a.query('COMMIT');
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 2 }, 'after COMMIT A sees the new value, from the cache');
+
+      // START TRANSACTION READ ONLY: a hit carries the session's status flags.
+      await a.query('START TRANSACTION READ ONLY');
+      await a.query(READ_U);
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 2 }, 'read-only transaction');
+      await a.query('COMMIT');
+      // Stored inside the transaction, served outside: the status flags are the session's.
+      await b.query(READ_U);
+      await run.expect({ hits: 1 }, 'a result stored in a transaction, outside it');
+
+      // WITH CONSISTENT SNAPSHOT takes the snapshot at once.
+      await a.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'consistent snapshot: the first read may hit');
+      await b.query("UPDATE t SET v = 'newer' WHERE id = 1");
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 0 }, 'changed after the snapshot');
+      await a.query('COMMIT');
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'committed');
+
+      // With DEPRECATE_EOF the status a hit must patch is in the closing OK packet.
+      const e = await run.session('E', { worker: 0, deprecateEof: true });
+      await e.query(READ_T);
+      await e.query(READ_U);
+      await e.query('BEGIN');
+      await e.query(READ_U);
+      await e.query(READ_T);
+      await e.query('COMMIT');
+      await e.query('SET autocommit = 0');
+      await e.query(READ_U);
+      await e.query(READ_T);
+      await e.query('COMMIT');
+      await run.expect({ hits: 2, inserts: 4 }, 'DEPRECATE_EOF hits inside transactions');
+    }));
+
+  test('autocommit=0: the first read of each transaction goes to the server', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await a.query('SET autocommit = 0');
+      await run.baseline();
+
+      await a.query(READ_T);
+      await run.expect({ hits: 0 }, 'the first read starts a transaction');
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await run.expect({ hits: 2 }, 'then reads may hit');
+      await b.query("UPDATE t SET v = 'b wrote' WHERE id = 2");
+      await b.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'A keeps its snapshot');
+      await a.query('COMMIT');
+      await a.query(READ_T);
+      await run.expect({ hits: 0 }, 'a new transaction starts at the server');
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'and then hits');
+
+      await a.query("UPDATE t SET v = 'a wrote' WHERE id = 3");
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await b.execute(PREP_T, [0]);
+      await run.expect({ hits: 0, bypass_own_writes: 1 }, 'an open write in autocommit=0');
+      await a.query('ROLLBACK');
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await a.query("UPDATE t SET v = 'a committed' WHERE id = 3");
+      await a.query('COMMIT');
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await a.query('SET autocommit = 1');
+      await a.query(READ_T);
+      await run.expect({ hits: 3 }, 'after COMMIT and autocommit=1');
+    }));
+
+  test('savepoints: ROLLBACK TO SAVEPOINT keeps the transaction and its marks', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.baseline();
+      await a.query('BEGIN');
+      await a.query("UPDATE t SET v = 'kept' WHERE id = 1");
+      await a.query('SAVEPOINT sp');
+      await a.query('UPDATE u SET w = -1');
+      await a.query(READ_U);
+      await a.query('ROLLBACK TO SAVEPOINT sp');
+      await a.query(READ_U);
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.expect({ hits: 0 }, 'nothing written in the transaction is served');
+      await a.query('SAVEPOINT sp2');
+      await a.query("UPDATE t SET v = 'released' WHERE id = 2");
+      await a.query('RELEASE SAVEPOINT sp2');
+      await a.query('COMMIT');
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.expect({ hits: 2, inserts: 2 }, 'after COMMIT');
+    }));
+
+  test('implicit commit: DDL inside a transaction commits its writes', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await b.query(READ_T);
+      await a.query('BEGIN');
+      await a.query("UPDATE t SET v = 'committed by DDL' WHERE id = 1");
+      await b.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1, stale_fills_refused: 1 }, 'an open write');
+      await a.query('CREATE TABLE x (id INT)');
+      await b.query(READ_T);
+      await a.query(READ_T);
+      await a.query('ROLLBACK');
+      await b.query(READ_T);
+      await a.query(READ_T);
+      await run.settle();
+
+      await a.query('BEGIN');
+      await a.query("UPDATE t SET v = 'committed by TRUNCATE' WHERE id = 2");
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.expect({ hits: 0, inserts: 1, stale_fills_refused: 1 }, 'another open write');
+      await a.query('TRUNCATE TABLE u');
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await run.expect({ hits: 0, inserts: 2 }, 'committed by TRUNCATE');
+      await a.query('ROLLBACK');
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 3, inserts: 1 }, 'nothing was left to roll back');
+    }));
+
+  test('locking reads always go to the server', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await b.query(READ_T);
+      await run.baseline();
+      for (const lock of ['FOR UPDATE', 'LOCK IN SHARE MODE']) {
+        await a.query(`${READ_T} ${lock}`);
+        await a.query(`${READ_T} ${lock}`);
+        await a.execute(`SELECT * FROM t WHERE id >= ? ORDER BY id ${lock}`, [0]);
+        await a.execute(`SELECT * FROM t WHERE id >= ? ORDER BY id ${lock}`, [0]);
+      }
+      await run.expect(
+        { hits: 0, inserts: 0, not_cached: 8 },
+        'locking reads outside a transaction',
+      );
+
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await b.query("UPDATE t SET v = 'changed' WHERE id = 4");
+      await b.query(READ_T);
+      await a.query(`${READ_T} FOR UPDATE`);
+      await a.query(READ_T);
+      await a.query(`${READ_T} LOCK IN SHARE MODE`);
+      await a.query('COMMIT');
+      await run.expect({ hits: 0 }, 'the latest rows for the lock, the snapshot otherwise');
+      await a.query(READ_T);
+      await run.expect({ hits: 1 }, 'after COMMIT');
+    }));
+
+  test('SERIALIZABLE and READ UNCOMMITTED sessions bypass the cache', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await b.query(READ_T);
+      await b.query(READ_U);
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+      await run.baseline();
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 0, bypass_isolation: 3 }, 'SERIALIZABLE');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await run.expect({ hits: 0 }, 'SERIALIZABLE in a transaction');
+      // A's reads took shared locks: B's locking read cannot have them.
+      await b.query('SELECT * FROM u WHERE id = 1 FOR UPDATE NOWAIT', 1205);
+      await a.query('COMMIT');
+      await b.query('SELECT * FROM u WHERE id = 1 FOR UPDATE NOWAIT');
+
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED');
+      await b.query('BEGIN');
+      await b.query("UPDATE t SET v = 'dirty' WHERE id = 1");
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await b.query('ROLLBACK');
+      await a.query(READ_T);
+      // B's two locking reads above count as isolation bypasses too.
+      await run.expect({ hits: 0, bypass_isolation: 5 }, 'READ UNCOMMITTED');
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await a.query(READ_U);
+      await run.expect({ hits: 1 }, 'back to REPEATABLE READ');
+    }));
+
+  test('privileges: each user gets the server’s answer, errors included', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE secret (id INT PRIMARY KEY, s VARCHAR(20))',
+        "INSERT INTO secret VALUES (1, 'classified')",
+        `CREATE USER '${USER}'@'%' IDENTIFIED BY '${USER_PASSWORD}'`,
+        `GRANT SELECT ON ${DB}.t TO '${USER}'@'%'`,
+      ],
+      async (run) => {
+        const root = await run.session('root', { worker: 0 });
+        const user = await run.session('user', {
+          worker: 0,
+          user: USER,
+          password: USER_PASSWORD,
+        });
+        await root.query('SELECT * FROM secret');
+        await root.query('SELECT * FROM secret');
+        await root.query(READ_T);
+        await root.execute('SELECT * FROM secret WHERE id = ?', [1]);
+        await root.execute('SELECT * FROM secret WHERE id = ?', [1]);
+        await run.expect({ hits: 2, inserts: 3 }, 'root caches the secret');
+
+        await user.query('SELECT * FROM secret', 1142);
+        await user.query('SELECT * FROM secret', 1142);
+        await user.prepare('SELECT * FROM secret WHERE id = ?', 1142);
+        await run.expect({ hits: 0, inserts: 0, bypass_reply: 2 }, 'the user is refused');
+        await user.query(READ_T);
+        await user.query(READ_T);
+        await user.execute(PREP_T, [0]);
+        await user.execute(PREP_T, [0]);
+        await run.expect({ hits: 2, inserts: 2 }, 'what the user may read is cached for it');
+
+        await root.query(`REVOKE SELECT ON ${DB}.t FROM '${USER}'@'%'`);
+        await run.expect({ invalidations_all: 1 }, 'REVOKE');
+        await user.query(READ_T, 1142);
+        await user.execute(PREP_T, [0], 1142);
+        await run.expect({ hits: 0 }, 'after REVOKE the user is refused');
+        await root.query(READ_T);
+        await root.query(READ_T);
+
+        await root.query(`GRANT SELECT ON ${DB}.secret TO '${USER}'@'%'`);
+        await user.query('SELECT * FROM secret');
+        await user.query('SELECT * FROM secret');
+        await run.expect({ hits: 2, inserts: 2 }, 'after GRANT');
+        await user.query(READ_T, 1142);
+      },
+    ));
+
+  test('character sets: each session gets the bytes of its own character set', () =>
+    scenario(
+      [
+        'CREATE TABLE cs (id INT PRIMARY KEY, v VARCHAR(20) CHARACTER SET utf8mb4)',
+        "INSERT INTO cs VALUES (1, 'café'), (2, 'naïve'), (3, 'plain')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        const read = 'SELECT * FROM cs ORDER BY id';
+        // The same bytes mean 'café' in utf8mb4 and 'cafÃ©' in latin1.
+        const byText = queryPacket("SELECT id FROM cs WHERE v = 'café'");
+        await a.query(read);
+        await a.command('by text (utf8mb4)', byText);
+        await a.execute('SELECT v FROM cs WHERE id = ?', [1]);
+        await a.query('SET NAMES latin1');
+        await a.query(read);
+        await a.command('by text (latin1)', byText);
+        await a.execute('SELECT v FROM cs WHERE id = ?', [1]);
+        await run.expect({ hits: 0, inserts: 6 }, 'each character set is its own entry');
+        await a.query(read);
+        await a.command('by text (latin1) again', byText);
+        await a.execute('SELECT v FROM cs WHERE id = ?', [1]);
+        await run.expect({ hits: 3 }, 'latin1 hits');
+        await b.query(read);
+        await b.query('SET NAMES latin1');
+        await b.query(read);
+        await run.expect({ hits: 2 }, 'another session, both character sets');
+        await a.query('SET NAMES utf8mb4');
+        await a.query(read);
+        await a.command('by text (utf8mb4) again', byText);
+        await run.expect({ hits: 2 }, 'back to utf8mb4');
+        await a.query('SET character_set_results = binary');
+        await a.query(read);
+        await a.query('SET character_set_results = utf8mb4');
+        await a.query('SET collation_connection = utf8mb4_bin');
+        await a.query("SELECT id FROM cs WHERE v = 'CAFÉ'");
+        await a.query('SET collation_connection = utf8mb4_general_ci');
+        await a.query("SELECT id FROM cs WHERE v = 'CAFÉ'");
+        await run.expect({ hits: 0 }, 'results charset and collation');
+        // A multi-byte character set whose bytes may look like quotes: never cached.
+        await a.query('SET NAMES gbk');
+        await a.query(read);
+        await a.query(read);
+        await run.expect({ hits: 0, bypass_session_state: 2 }, 'gbk is not cached');
+        await a.query("UPDATE cs SET v = 'plain!' WHERE id = 3");
+        await run.expect({ invalidations_all: 1 }, 'its writes invalidate everything');
+        await a.query('SET NAMES utf8mb4');
+        await a.query(read);
+        await b.query(read);
+      },
+    ));
+
+  test('time zones: TIMESTAMP columns in each session’s time zone', () =>
+    scenario(
+      [
+        'CREATE TABLE ts (id INT PRIMARY KEY, at TIMESTAMP NULL, d DATETIME)',
+        "INSERT INTO ts VALUES (1, '2024-01-01 00:00:00', '2024-01-01 00:00:00'), (2, '2024-06-30 23:30:00', NULL)",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const read = 'SELECT id, at, d, UNIX_TIMESTAMP(at) FROM ts ORDER BY id';
+        const prepared = 'SELECT at FROM ts WHERE id = ?';
+        await a.query("SET time_zone = '+00:00'");
+        await a.query(read);
+        await a.execute(prepared, [2]);
+        await a.query("SET time_zone = '+05:00'");
+        await a.query(read);
+        await a.execute(prepared, [2]);
+        await a.query(read);
+        await a.execute(prepared, [2]);
+        await run.expect({ hits: 2, inserts: 4 }, 'one entry per time zone');
+        await a.query("SET time_zone = '+00:00'");
+        await a.query(read);
+        await a.execute(prepared, [2]);
+        await run.expect({ hits: 2, inserts: 0 }, 'back to +00:00');
+        await a.query("SET @@session.time_zone = '-03:30'");
+        await a.query(read);
+        await a.query("SELECT id FROM ts WHERE at = '2024-01-01 00:00:00'");
+        await a.query("SET time_zone = '+00:00'");
+        await a.query("SELECT id FROM ts WHERE at = '2024-01-01 00:00:00'");
+        await run.expect({ hits: 0, inserts: 3 }, 'literals are read in the session’s zone');
+      },
+    ));
+
+  test('session variables in the key: sql_mode, sql_select_limit, div_precision_increment...', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE c (id INT PRIMARY KEY, ch CHAR(10), d DATE)',
+        "INSERT INTO c VALUES (1, 'ab', '2024-03-05'), (2, 'cd', '2024-12-31')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        // [the change, its undoing, a query whose result it changes]
+        const changes: Array<[string, string, string]> = [
+          [
+            "SET sql_mode = CONCAT(@@sql_mode, ',PAD_CHAR_TO_FULL_LENGTH')",
+            'SET sql_mode = DEFAULT',
+            'SELECT id, ch FROM c ORDER BY id',
+          ],
+          [
+            "SET sql_mode = 'ANSI_QUOTES'",
+            'SET sql_mode = DEFAULT',
+            'SELECT "ch" FROM c ORDER BY id',
+          ],
+          [
+            "SET sql_mode = 'NO_BACKSLASH_ESCAPES'",
+            'SET sql_mode = DEFAULT',
+            "SELECT 'a\\\\tb' AS s, id FROM c ORDER BY id",
+          ],
+          ['SET sql_select_limit = 2', 'SET sql_select_limit = DEFAULT', READ_T],
+          [
+            'SET div_precision_increment = 8',
+            'SET div_precision_increment = DEFAULT',
+            'SELECT id / 3 FROM t ORDER BY id',
+          ],
+          [
+            "SET lc_time_names = 'de_DE'",
+            'SET lc_time_names = DEFAULT',
+            "SELECT DATE_FORMAT(d, '%W %e %M') FROM c ORDER BY id",
+          ],
+          [
+            'SET default_week_format = 3',
+            'SET default_week_format = DEFAULT',
+            'SELECT WEEK(d) FROM c ORDER BY id',
+          ],
+        ];
+        for (const [change, undo, query] of changes) {
+          await a.query(query);
+          await a.query(change);
+          await a.query(query);
+          await a.query(query);
+          await b.query(query);
+          await a.query(undo);
+          await a.query(query);
+          await run.expect({ hits: 3, inserts: 2 }, change);
+        }
+      },
+    ));
+
+  test('schemas: the same table name in two databases, USE and COM_INIT_DB', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'other database')`,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1, database: DB2 });
+        const c = await run.session('C', { worker: 0, database: null });
+        // A prepared statement keeps the schema it was prepared in: prepare again after a change.
+        await a.query(READ_T);
+        await a.query(`USE ${DB2}`);
+        await a.query(READ_T);
+        await a.execute(PREP_T, [0]);
+        await a.command(`init db ${DB}`, initDb(DB));
+        a.closeStatement(PREP_T);
+        await a.query(READ_T);
+        await a.execute(PREP_T, [0]);
+        await run.expect({ hits: 1, inserts: 4 }, 'one entry per schema');
+        await a.query(`SELECT * FROM ${DB2}.t ORDER BY id`);
+        await c.query(`SELECT * FROM ${DB2}.t ORDER BY id`);
+        await c.query(READ_T, 1046);
+        await run.expect(
+          { hits: 0, inserts: 2 },
+          'qualified names: the current schema is in the key',
+        );
+
+        await b.query("UPDATE t SET v = 'changed in the other database'");
+        await a.command(`init db ${DB2}`, initDb(DB2));
+        a.closeStatement(PREP_T);
+        await a.query(READ_T);
+        await a.execute(PREP_T, [0]);
+        await a.query(`SELECT * FROM ${DB2}.t ORDER BY id`);
+        await run.expect({ hits: 0, inserts: 3 }, `after a write to ${DB2}.t`);
+        await a.query(`USE ${DB}`);
+        a.closeStatement(PREP_T);
+        await a.query(READ_T);
+        await a.execute(PREP_T, [0]);
+        await run.expect(
+          { hits: 1, inserts: 1 },
+          `${DB}.t was not written (a new statement's first execution goes to the server)`,
+        );
+        await a.command('init db of a missing database', initDb('nc_qcache_missing'), 1049);
+        await a.query(READ_T);
+        await run.expect({ hits: 1 }, 'a failed COM_INIT_DB keeps the schema');
+      },
+    ));
+
+  test('non-deterministic functions, variables and system schemas are not cached', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE VIEW v_rand AS SELECT id, RAND() AS r FROM t',
+        'CREATE VIEW v_now AS SELECT id, NOW(6) AS n FROM t',
+        'CREATE SEQUENCE s',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        // Deterministic results of non-deterministic statements: compared byte for byte.
+        const statements = [
+          "SELECT id, NOW() > '2000-01-01', SYSDATE() > '2000-01-01' FROM t ORDER BY id",
+          'SELECT id, RAND() < 1, LENGTH(UUID()), UUID_SHORT() > 0 FROM t ORDER BY id',
+          'SELECT id, CONNECTION_ID() > 0, LAST_INSERT_ID() >= 0 FROM t ORDER BY id',
+          'SELECT id, CURRENT_USER() IS NOT NULL, @@hostname IS NOT NULL FROM t ORDER BY id',
+          'SELECT v FROM t WHERE id = @nothing',
+          "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'nc_qcache'",
+          "SELECT COUNT(*) FROM mysql.db WHERE Db = 'nc_qcache'",
+          'SELECT COUNT(*) FROM v_rand',
+          'SELECT COUNT(*) FROM v_now',
+          'SELECT id, CURDATE() > 0, UNIX_TIMESTAMP() > 0 FROM t ORDER BY id',
+        ];
+        for (const sql of statements) {
+          await a.query(sql);
+          await a.query(sql);
+        }
+        await a.execute('SELECT id, RAND() < 1 FROM t WHERE id > ?', [0]);
+        await a.execute('SELECT id, RAND() < 1 FROM t WHERE id > ?', [0]);
+        await run.expect(
+          { hits: 0, inserts: 0, not_cached: statements.length * 2 + 2 },
+          'nothing cached',
+        );
+        const twice = async (session1: Session, session2: Session, sql: string): Promise<void> => {
+          const first = await session1.rows(sql);
+          const second = await session2.rows(sql);
+          run.check(
+            JSON.stringify(first) !== JSON.stringify(second),
+            `${sql} gave the same rows twice: ${JSON.stringify(first)}`,
+          );
+        };
+        await twice(a, a, 'SELECT RAND() FROM t');
+        await twice(a, a, 'SELECT UUID() FROM t');
+        await twice(a, a, 'SELECT NOW(6), SLEEP(0.002) FROM t LIMIT 1');
+        await twice(a, b, 'SELECT CONNECTION_ID() FROM t LIMIT 1');
+        await twice(a, a, 'SELECT * FROM v_rand');
+        await twice(a, a, 'SELECT /*!100000 RAND(), */ 1 FROM t');
+        await twice(a, a, 'SELECT NEXTVAL(s) FROM t LIMIT 1');
+        await run.expect({ hits: 0, inserts: 0 }, 'values that change between reads');
+        await a.query('SELECT * FROM s');
+        await a.query('SELECT NEXTVAL(s)');
+        await a.query('SELECT * FROM s');
+        await a.query('SELECT SETVAL(s, 5000)');
+        await a.query('SELECT * FROM s');
+        await a.query('SELECT * FROM s');
+      },
+    ));
+
+  test('results beyond --query-cache-limit are not stored', () =>
+    differential(
+      limited,
+      {
+        database: DB,
+        setup: fresh(
+          'CREATE TABLE big (id INT PRIMARY KEY, payload TEXT)',
+          "INSERT INTO big VALUES (1, 'small'), (2, REPEAT('x', 3000))",
+        ),
+      },
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query('SELECT * FROM big WHERE id = 1');
+        await a.query('SELECT * FROM big WHERE id = 1');
+        await a.execute('SELECT * FROM big WHERE id = ?', [1]);
+        await a.execute('SELECT * FROM big WHERE id = ?', [1]);
+        await run.expect({ hits: 2, inserts: 2, too_large: 0 }, 'small results are cached');
+        await a.query('SELECT * FROM big WHERE id = 2');
+        await a.query('SELECT * FROM big WHERE id = 2');
+        await a.execute('SELECT * FROM big WHERE id = ?', [2]);
+        await a.execute('SELECT * FROM big WHERE id = ?', [2]);
+        await a.query('SELECT * FROM big ORDER BY id');
+        await run.expect(
+          { hits: 0, inserts: 0, too_large: 5, not_cached: 5 },
+          'results over 1K are not',
+        );
+        await a.query("UPDATE big SET payload = 'now small' WHERE id = 2");
+        await a.query('SELECT * FROM big WHERE id = 2');
+        await a.query('SELECT * FROM big WHERE id = 2');
+        await run.expect({ hits: 1, inserts: 1 }, 'once it fits');
+      },
+    ));
+
+  test('DDL: ALTER, DROP and CREATE, RENAME are never answered from the old table', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        `CREATE TABLE p (id INT PRIMARY KEY, v VARCHAR(10)) PARTITION BY RANGE (id)
+           (PARTITION p0 VALUES LESS THAN (100), PARTITION p1 VALUES LESS THAN MAXVALUE)`,
+        'CREATE TABLE q (id INT PRIMARY KEY, v VARCHAR(10))',
+        "INSERT INTO p VALUES (1, 'p0 row'), (200, 'p1 row')",
+        "INSERT INTO q VALUES (5, 'q row')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const byId = 'SELECT * FROM t WHERE id = ?';
+        await a.query(READ_T);
+        await a.execute(byId, [1]);
+        await a.query(READ_U);
+        await a.query(READ_T);
+        await a.execute(byId, [1]);
+        await a.query(READ_U);
+        await run.expect({ hits: 3, inserts: 3 }, 'cached');
+
+        // Right after DDL the catalog reloads: whether these reads are stored depends on how
+        // fast, so the counts below start after a settle, from the second read on.
+        await b.query('ALTER TABLE t ADD COLUMN extra INT DEFAULT 7');
+        await a.query(READ_T);
+        await a.execute(byId, [1]);
+        await run.expect({ hits: 0 }, 'after ALTER TABLE');
+        // The server re-prepared the statement (and said so once): prepare it afresh.
+        a.closeStatement(byId);
+        await run.settle();
+        await a.query(READ_T);
+        await run.baseline();
+        await a.query(READ_T);
+        await a.execute(byId, [1]);
+        await a.execute(byId, [1]);
+        await a.query(READ_U);
+        await run.expect({ hits: 3, inserts: 1 }, 'the new shape is cached');
+
+        await b.query('DROP TABLE t');
+        await a.query(READ_T, 1146);
+        await a.execute(byId, [1], 1146);
+        await b.query('CREATE TABLE t (id INT PRIMARY KEY, other VARCHAR(10), n DOUBLE)');
+        await b.query("INSERT INTO t VALUES (1, 'recreated', 1.5)");
+        await a.query(READ_T);
+        await a.execute(byId, [1]);
+        a.closeStatement(byId);
+        await run.settle();
+        await a.query(READ_T);
+        await run.baseline();
+        await a.query(READ_T);
+        await run.expect({ hits: 1 }, 'the re-created table is cached');
+
+        await b.query('CREATE TABLE t_new (id INT PRIMARY KEY, v VARCHAR(10))');
+        await b.query("INSERT INTO t_new VALUES (7, 'swapped in')");
+        await b.query('RENAME TABLE t TO t_old, t_new TO t');
+        await a.query(READ_T);
+        await a.execute(byId, [7]);
+        await b.query('ALTER TABLE u RENAME TO u_renamed');
+        await a.query(READ_U, 1146);
+        await a.query('SELECT * FROM u_renamed ORDER BY id');
+        await b.query('CREATE TABLE u (id INT PRIMARY KEY, w INT)');
+        await a.query(READ_U);
+        await run.settle();
+        await a.query(READ_T);
+        await run.baseline();
+        await a.query(READ_T);
+        await run.expect({ hits: 1 }, 'after RENAME');
+
+        const readPartitions = async (): Promise<void> => {
+          await a.query('SELECT * FROM p ORDER BY id');
+          await a.query('SELECT * FROM q ORDER BY id');
+        };
+        await readPartitions();
+        await readPartitions();
+        await run.expect({ hits: 2, inserts: 2 }, 'a partitioned table and another');
+        await b.query('ALTER TABLE p EXCHANGE PARTITION p0 WITH TABLE q');
+        await readPartitions();
+        await run.expect({ hits: 0 }, 'after EXCHANGE PARTITION both changed');
+      },
+    ));
+
+  test('writes the proxy cannot trace invalidate everything: CALL, stored functions', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        "CREATE PROCEDURE bump() UPDATE t SET v = CONCAT(v, '+')",
+        'CREATE PROCEDURE add_audit(IN n VARCHAR(60)) INSERT INTO audit (note) VALUES (n)',
+        `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
+         BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAll = async (): Promise<void> => {
+          await reader.query(READ_T);
+          await reader.query(READ_U);
+          await reader.query('SELECT * FROM audit ORDER BY id');
+          await reader.execute('SELECT note FROM audit WHERE id > ? ORDER BY id', [0]);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 4, inserts: 4 }, 'cached');
+        const writes: Array<[string, () => Promise<unknown>]> = [
+          ['CALL', () => writer.query('CALL bump()')],
+          ['CALL with an argument', () => writer.query("CALL add_audit('called')")],
+          [
+            'a stored function in an UPDATE',
+            () => writer.query('UPDATE t SET v = logged(v) WHERE id = 1'),
+          ],
+          [
+            'a stored function in a SELECT',
+            () => writer.query("SELECT logged('from a select') FROM u WHERE id = 1"),
+          ],
+          ['a stored function in DO', () => writer.query("DO logged('do')")],
+          ['a stored function in SET', () => writer.query("SET @r = logged('set')")],
+          [
+            'a stored function in a prepared SELECT',
+            () => writer.execute('SELECT logged(?) FROM u WHERE id = 1', ['prepared']),
+          ],
+          [
+            'a stored function in a reader’s own SELECT',
+            () => reader.query("SELECT logged('reader') FROM u WHERE id = 2"),
+          ],
+        ];
+        for (const [name, write] of writes) {
+          await write();
+          await run.expect({ invalidations_all: 1 }, name);
+          await readAll();
+          await run.expect({ hits: 0 }, `after ${name}`);
+        }
+      },
+    ));
+
+  test('SQL_NO_CACHE and SQL_CACHE', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query('SELECT SQL_NO_CACHE * FROM t ORDER BY id');
+      await a.query('SELECT SQL_NO_CACHE * FROM t ORDER BY id');
+      await a.execute('SELECT SQL_NO_CACHE * FROM t WHERE id > ?', [1]);
+      await a.execute('SELECT SQL_NO_CACHE * FROM t WHERE id > ?', [1]);
+      await run.expect({ hits: 0, inserts: 0, not_cached: 4 }, 'SQL_NO_CACHE');
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await a.query(READ_T);
+      await a.query('SELECT SQL_NO_CACHE * FROM t ORDER BY id');
+      await run.expect({ hits: 1, inserts: 2, not_cached: 1 }, 'SQL_CACHE with the cache ON');
+    }));
+
+  test('query_cache_type DEMAND: only SELECT SQL_CACHE is cached', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await setCacheType(run, a, 'DEMAND');
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await a.execute(PREP_T, [0]);
+      await a.execute(PREP_T, [0]);
+      await run.expect({ hits: 0, inserts: 0, bypass_not_requested: 4 }, 'DEMAND, no SQL_CACHE');
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await a.execute('SELECT SQL_CACHE id, v FROM t WHERE id >= ? ORDER BY id', [0]);
+      await a.execute('SELECT SQL_CACHE id, v FROM t WHERE id >= ? ORDER BY id', [0]);
+      await run.expect({ hits: 2, inserts: 2 }, 'DEMAND with SQL_CACHE');
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await run.expect({ hits: 1, inserts: 1 }, 'another session keeps the default (ON)');
+      await setCacheType(run, a, 'OFF');
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await a.query(READ_T);
+      await run.expect({ hits: 0, bypass_not_requested: 2 }, 'OFF');
+      await setCacheType(run, a, 'ON');
+      await a.query(READ_T);
+      await a.query('SELECT SQL_CACHE * FROM t ORDER BY id');
+      await run.expect({ hits: 2 }, 'ON again');
+    }));
+
+  test('RESET QUERY CACHE empties every worker’s cache', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      for (const session of [a, b, a, b]) {
+        await session.query(READ_T);
+        await session.execute(PREP_T, [0]);
+      }
+      await run.expect({ hits: 4, inserts: 4 }, 'cached on both workers');
+      await a.query('RESET QUERY CACHE');
+      await run.expect({ invalidations_all: 1 }, 'RESET QUERY CACHE');
+      for (const session of [a, b]) {
+        await session.query(READ_T);
+        await session.execute(PREP_T, [0]);
+      }
+      await run.expect({ hits: 0, inserts: 4 }, 'nothing left on either worker');
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await run.expect({ hits: 2 }, 'cached again');
+      await b.query('FLUSH QUERY CACHE');
+      await a.query(READ_T);
+      await b.query(READ_T);
+    }));
+
+  test('comments: leading comments share an entry, executable comments do not', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(`/* trace-id 1 */ ${READ_T}`);
+      await a.query(`/* trace-id 2 */ ${READ_T}`);
+      await a.query(`-- trace-id 3\n${READ_T}`);
+      await a.query(`# trace-id 4\n${READ_T}`);
+      await a.query(`${READ_T} /* trailing */`);
+      await a.query(`${READ_T};`);
+      await a.query(READ_T);
+      await run.expect({ hits: 6, inserts: 1 }, 'comments around the statement');
+      await a.query('SELECT /*!100000 1, */ 2 FROM t');
+      await a.query('SELECT 2 FROM t');
+      await a.query('SELECT /*!100000 1, */ 2 FROM t');
+      await a.query('SELECT /*!999999 1, */ 2 FROM t');
+      await a.query('SELECT /*M!100000 1, */ 2 FROM t');
+      await a.query('SELECT /*M!999999 1, */ 2 FROM t');
+      await a.query('SELECT 2 FROM t');
+      await run.expect({ hits: 2, inserts: 5 }, 'executable comments are part of the key');
+      await a.query('SELECT /* inner */ 2 FROM t');
+      await a.query("SELECT '/* not a comment */' FROM t");
+      await a.query("SELECT '/* not a comment */' FROM t");
+      await a.query("SELECT '-- not a comment' FROM t");
+      await run.expect({ hits: 1 }, 'comment-like strings');
+    }));
+
+  test('FOUND_ROWS(), ROW_COUNT() and SHOW WARNINGS after a hit are the server’s', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const limit2 = `${READ_T} LIMIT 2`;
+      await a.query(limit2);
+      await a.queryThenDiagnostics(limit2);
+      await run.expect({ hits: 1 }, 'a hit');
+      await a.query('SELECT FOUND_ROWS()');
+      await a.query(`${READ_T} LIMIT 3`);
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SELECT FOUND_ROWS(), ROW_COUNT()');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SELECT ROW_COUNT()');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SHOW WARNINGS');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SHOW COUNT(*) WARNINGS');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SELECT @@warning_count, @@error_count');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('GET DIAGNOSTICS @rows = ROW_COUNT, @n = NUMBER');
+      await a.query('SELECT @rows, @n');
+      await a.execute('SELECT * FROM t WHERE id > ?', [3]);
+      await a.record(
+        'execute again',
+        await a.client.command(execute(a.statementId('SELECT * FROM t WHERE id > ?'), [3])),
+        undefined,
+        false,
+      );
+      await a.query('SELECT FOUND_ROWS()');
+      await run.expect({ hits: 7 }, 'hits before diagnostics');
+
+      await a.query('SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 1');
+      await a.query('SELECT FOUND_ROWS()');
+      await a.query('SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 1');
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SELECT FOUND_ROWS()');
+      await a.queryThenDiagnostics('UPDATE t SET v = v WHERE id < 3');
+      await a.query('SELECT ROW_COUNT()');
+      await a.query("UPDATE t SET v = 'x' WHERE id < 3");
+      await a.query(limit2);
+      await a.queryThenDiagnostics(limit2);
+      await a.query('SELECT ROW_COUNT()');
+
+      // Warnings: such results are never stored, so SHOW WARNINGS always follows the server's.
+      await a.queryThenDiagnostics('SELECT id, CAST(v AS SIGNED) FROM t ORDER BY id');
+      await a.query('SHOW WARNINGS');
+      await a.queryThenDiagnostics('SELECT id, CAST(v AS SIGNED) FROM t ORDER BY id');
+      await a.query('SHOW WARNINGS');
+      await a.execute('SELECT id, CAST(v AS SIGNED) FROM t WHERE id > ?', [0]);
+      await a.query('SHOW WARNINGS');
+      await run.expect({ hits: 2, inserts: 1, bypass_reply: 3 }, 'warnings are not cached');
+      await a.query(READ_T);
+      await a.queryThenDiagnostics(READ_T);
+      await a.query('SHOW WARNINGS');
+      await run.expect({ hits: 1 }, 'SHOW WARNINGS after a hit');
+    }));
+
+  test('SHOW STATUS: Qcache_* are the proxy’s counters, with LIKE and WHERE', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await a.query(READ_T);
+      const deprecateEof = a.client.deprecateEof;
+      const shown = async (sql: string): Promise<Array<Array<string | null>>> => {
+        const packets = await a.client.query(sql);
+        await a.record(sql, maskStatusValues(packets, deprecateEof));
+        return rowsOf(packets, deprecateEof);
+      };
+      const counters = await run.proxy?.counters();
+      const hits = String(counters?.get('hits'));
+      for (const sql of [
+        "SHOW STATUS LIKE 'Qcache_hits'",
+        "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+        "SHOW SESSION STATUS LIKE 'qcache_hits'",
+        "SHOW STATUS WHERE Variable_name = 'Qcache_hits'",
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Qcache_hits', 'Qcache_inserts')",
+      ]) {
+        const rows = await shown(sql);
+        run.check(rows[0]?.[0] === 'Qcache_hits', `${sql}: ${JSON.stringify(rows)}`);
+        if (run.isProxy)
+          run.check(rows[0]?.[1] === hits, `${sql}: hits ${rows[0]?.[1]} vs ${hits}`);
+      }
+      await shown("SHOW STATUS LIKE 'Qcache_no_such_counter'");
+      await a.query('SHOW STATUS LIKE', 1064);
+      // Without a filter the proxy adds its own rows: not the server's bytes, checked here.
+      const all = await a.rows("SHOW GLOBAL STATUS LIKE 'Qcache%'");
+      const names = all.map((row) => row[0]);
+      for (const name of ['Qcache_hits', 'Qcache_inserts', 'Qcache_not_cached']) {
+        run.check(names.includes(name), `${name} missing from ${names.join(', ')}`);
+      }
+      if (run.isProxy) {
+        for (const name of ['Qcache_invalidations', 'Qcache_bypass_own_writes']) {
+          run.check(names.includes(name), `${name} missing from ${names.join(', ')}`);
+        }
+      }
+      const hitsRow = all.find((row) => row[0] === 'Qcache_hits');
+      if (run.isProxy) run.check(hitsRow?.[1] === hits, `Qcache_hits ${hitsRow?.[1]} vs ${hits}`);
+    }));
+
+  // --- what the proxy gets wrong ---------------------------------------------------------------
+  // Each of these fails through the proxy today: a minimal reproduction of one bug, kept failing
+  // until the proxy is fixed (see the comments for what the server does).
+
+  test('a prepared statement reads the schema it was prepared in, whatever the current one', () =>
+    scenario(
+      [
+        'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(40))',
+        "INSERT INTO t VALUES (1, 'from nc_qcache')",
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'from nc_qcache2')`,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0, database: DB2 });
+        const c = await run.session('C', { worker: 1 });
+        const sql = 'SELECT v FROM t WHERE id = ?';
+        await a.prepare(sql);
+        await a.command(`init db ${DB2}`, initDb(DB2));
+        await a.execute(sql, [1]);
+        await a.execute(sql, [1]);
+        // A's statement still reads nc_qcache.t: a write there must reach it.
+        await c.query("UPDATE t SET v = 'changed in nc_qcache' WHERE id = 1");
+        await a.execute(sql, [1]);
+        // B prepares the same text in nc_qcache2: its own table, which A must not be served.
+        await b.execute(sql, [1]);
+        await b.execute(sql, [1]);
+        await a.execute(sql, [1]);
+      },
+    ));
+
+  test('SET TRANSACTION ISOLATION LEVEL for the next transaction is honoured', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      const c = await run.session('C', { worker: 0 });
+      // A READ COMMITTED session whose next transaction is REPEATABLE READ.
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await c.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await a.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await b.query("UPDATE t SET v = 'new' WHERE id = 1");
+      // C, READ COMMITTED too, caches the new value under the same session state as A's.
+      await c.query(READ_T);
+      const snapshot = await a.query(READ_T);
+      if (!run.isProxy) run.check(firstRow(a, snapshot)[1] === 'one', 'the snapshot premise');
+      await a.query('COMMIT');
+
+      // A REPEATABLE READ session whose next transaction is SERIALIZABLE: reads take locks.
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await b.query(READ_U);
+      await a.query('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await b.query('SELECT * FROM u WHERE id = 1 FOR UPDATE NOWAIT', 1205);
+      await a.query('COMMIT');
+
+      // A SERIALIZABLE transaction stays so when SET SESSION changes the level of the next one.
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await a.query(READ_U);
+      await b.query('SELECT * FROM u WHERE id = 2 FOR UPDATE NOWAIT', 1205);
+      await a.query('COMMIT');
+    }));
+
+  test('a locking read does not take the snapshot: the next plain read must', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await b.query(READ_U);
+      await a.query('BEGIN');
+      await a.query('SELECT * FROM t WHERE id = 1 FOR UPDATE');
+      await a.query(READ_U);
+      await b.query('UPDATE u SET w = 99 WHERE id = 1');
+      const last = await a.query(READ_U);
+      // Directly, A's first plain read took the snapshot: it still sees the old value.
+      if (!run.isProxy) run.check(firstRow(a, last)[1] === '10', 'the snapshot premise');
+      await a.query('COMMIT');
+    }));
+
+  test('FOUND_ROWS() and SHOW WARNINGS after a hit describe the hit, not a later re-run', () =>
+    scenario(
+      [
+        'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(40))',
+        "INSERT INTO t VALUES (1, '1'), (2, '2'), (3, '3')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        await a.query('SELECT * FROM t');
+        await a.query('SELECT * FROM t');
+        await b.query("INSERT INTO t VALUES (4, 'four')");
+        await a.query('SELECT FOUND_ROWS()');
+
+        await a.query('SELECT id, CAST(v AS SIGNED) FROM t WHERE id < 4');
+        await a.query('SELECT id, CAST(v AS SIGNED) FROM t WHERE id < 4');
+        await b.query("UPDATE t SET v = 'x' WHERE id = 1");
+        await a.query('SHOW WARNINGS');
+
+        const sql = 'SELECT * FROM t WHERE id >= ?';
+        await a.execute(sql, [2]);
+        await a.query('SELECT * FROM t WHERE id = 1');
+        await a.execute(sql, [2]);
+        a.closeStatement(sql);
+        await a.query('SELECT FOUND_ROWS()');
+
+        // COM_PING sets ROW_COUNT() to 0; a replay of the hit after it sets it back to -1.
+        await a.query('SELECT * FROM t WHERE id = 1');
+        await a.query('SELECT ROW_COUNT()');
+      },
+    ));
+
+  test('a temporary table renamed to a base table’s name shadows it', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE t2 (id INT PRIMARY KEY, v VARCHAR(40))',
+        "INSERT INTO t2 VALUES (1, 'base t2')",
+        'CREATE TABLE t3 (id INT PRIMARY KEY, v VARCHAR(40))',
+        "INSERT INTO t3 VALUES (1, 'base t3')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        await a.query('CREATE TEMPORARY TABLE tmp (id INT PRIMARY KEY, v VARCHAR(40))');
+        await a.query("INSERT INTO tmp VALUES (7, 'temporary')");
+        await a.query('ALTER TABLE tmp RENAME TO t2');
+        await a.query('CREATE TEMPORARY TABLE tmp3 (id INT PRIMARY KEY, v VARCHAR(40))');
+        await a.query("INSERT INTO tmp3 VALUES (8, 'temporary')");
+        await a.query('RENAME TABLE tmp3 TO t3');
+        await run.settle();
+        await b.query('SELECT * FROM t2');
+        await b.query('SELECT * FROM t3');
+        // A's t2 and t3 are its temporary tables now.
+        await a.query('SELECT * FROM t2');
+        await a.query('SELECT * FROM t3');
+      },
+    ));
+
+  test('LOCK TABLES: a table that is not locked is refused, even when cached', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await a.query('SELECT * FROM t AS x ORDER BY id');
+      await a.query('LOCK TABLES t READ');
+      await a.query(READ_T);
+      await a.query(READ_U, 1100);
+      await a.query('SELECT * FROM t AS x ORDER BY id', 1100);
+      await a.query('UNLOCK TABLES');
+      await a.query(READ_U);
+    }));
+
+  test('a stored function called through a view writes what the proxy does not see', () =>
+    scenario(
+      [
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        `CREATE FUNCTION logit() RETURNS INT NOT DETERMINISTIC MODIFIES SQL DATA
+         BEGIN INSERT INTO audit (note) VALUES ('through a view'); RETURN 1; END`,
+        'CREATE VIEW v_log AS SELECT logit() AS x',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query('SELECT * FROM audit');
+        await a.query('SELECT * FROM audit');
+        await run.expect({ hits: 1 }, 'audit cached');
+        await a.query('SELECT * FROM v_log');
+        await a.query('SELECT * FROM audit');
+      },
+    ));
+
+  test('a trigger that sets a session variable changes the session’s results', () =>
+    scenario(
+      [
+        'CREATE TABLE ts (id INT PRIMARY KEY, at TIMESTAMP NULL)',
+        "INSERT INTO ts VALUES (1, '2024-01-01 00:00:00')",
+        'CREATE TABLE log (id INT)',
+        "CREATE TRIGGER log_ai AFTER INSERT ON log FOR EACH ROW SET @@session.time_zone = '+05:00'",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query("SET time_zone = '+00:00'");
+        await a.query('SELECT * FROM ts');
+        await a.query('SELECT * FROM ts');
+        await a.query('INSERT INTO log VALUES (1)');
+        await a.query('SELECT @@time_zone');
+        await a.query('SELECT * FROM ts');
+      },
+    ));
+
+  test('a prepared statement the server re-prepared after ALTER: METADATA_CHANGED is said once', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      const byId = 'SELECT * FROM t WHERE id = ?';
+      await a.execute(byId, [1]);
+      await a.execute(byId, [1]);
+      await b.query('ALTER TABLE t ADD COLUMN extra INT DEFAULT 7');
+      await run.settle();
+      // The server re-prepares the statement and sets SERVER_STATUS_METADATA_CHANGED, this once.
+      await a.execute(byId, [1]);
+      await a.execute(byId, [1]);
+    }));
+
+  test('a TIME turned into a DATETIME takes today’s date: its result changes with the date', () =>
+    scenario(
+      ['CREATE TABLE tm (id INT PRIMARY KEY, t TIME)', "INSERT INTO tm VALUES (1, '10:00:00')"],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const read = 'SELECT id, CAST(t AS DATETIME), TIMESTAMP(t) FROM tm';
+        await a.query(read);
+        await a.query(read);
+        // SET timestamp moves the session's date, as midnight moves everyone's.
+        await a.query("SET timestamp = UNIX_TIMESTAMP('2001-02-03 04:05:06')");
+        await a.query(read);
+        await a.query('SET timestamp = DEFAULT');
+      },
+    ));
+
+  test('session variables outside the key: max_join_size refuses what the cache would serve', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 0 });
+      await a.query(READ_T);
+      await b.query('SET SESSION max_join_size = 2');
+      await b.query(READ_T, 1104);
+      await b.query('SET SESSION max_join_size = DEFAULT, sql_big_selects = 1');
+      await b.query(READ_T);
+    }));
+
+  test('COM_RESET_CONNECTION resets query_cache_type', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await setCacheType(run, a, 'DEMAND');
+      await a.command('reset connection', Buffer.from([Command.RESET_CONNECTION]));
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 1, bypass_not_requested: 0 }, 'after COM_RESET_CONNECTION');
+    }));
+
+  test('counters: bypass reasons as documented, queries_in_cache after RESET QUERY CACHE', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await a.query('SELECT SQL_NO_CACHE * FROM t');
+      await run.expect({ bypass_not_requested: 1 }, 'SQL_NO_CACHE (Bypass.NOT_REQUESTED)');
+      await a.query('SELECT * FROM t FOR UPDATE');
+      await run.expect({ bypass_isolation: 1 }, 'a locking read (Bypass.ISOLATION)');
+      await a.query(READ_T);
+      await b.query(READ_T);
+      await a.query('RESET QUERY CACHE');
+      await run.expectValue('queries_in_cache', 0, 'right after RESET QUERY CACHE');
+    }));
+});
