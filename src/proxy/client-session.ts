@@ -76,9 +76,6 @@ interface HeldPacket {
   continuation: boolean;
 }
 
-/** How long a session whose client left waits for replies of writes it announced. */
-const LINGER_MS = 10_000;
-
 const COM_QUIT = Buffer.from([1, 0, 0, 0, Command.QUIT]);
 
 /** Commands the cache routes: they wait for the replies before them. */
@@ -135,6 +132,8 @@ export class ClientSession {
   #pausedForAnswers = false;
   /** The client is gone but announced writes still wait for their replies. */
   #lingering = false;
+  /** The backend connection has closed (its 'close' event came). */
+  #backendClosed = false;
 
   constructor(client: Socket, options: SessionOptions) {
     this.#client = client;
@@ -194,12 +193,17 @@ export class ClientSession {
     this.#phase = Phase.CLOSED;
     // Flush what the client is owed, then close.
     this.#client.destroySoon();
-    if (this.#router !== null && this.#pending.some((pending) => pending.plan?.marks)) {
-      // Writes announced to the registry: the server may still run them, so their marks stay
-      // until their replies come (or a bounded wait ends), or a stale result could be stored.
+    if (
+      this.#router !== null &&
+      !this.#backendClosed &&
+      this.#pending.some((pending) => pending.plan?.marks)
+    ) {
+      // Writes announced to the registry: the server runs them to the end whether or not the
+      // client waits, so their marks stay until their replies come or the server closes the
+      // connection. No timer: a write stuck behind a lock may commit minutes later, and a
+      // result stored before that would be stale. Holding marks only costs misses.
       this.#lingering = true;
       this.#backend.resume();
-      this.#backend.setTimeout(LINGER_MS, () => this.#finishLinger());
     } else {
       this.#router?.onClose(this.#unansweredPlans());
       if (wasIdle && this.#backend.writable && !this.#backend.connecting) {
@@ -592,6 +596,7 @@ export class ClientSession {
   }
 
   #onBackendClose(): void {
+    this.#backendClosed = true;
     if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
