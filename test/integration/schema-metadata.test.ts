@@ -200,7 +200,11 @@ describe('schema metadata', () => {
     ]);
     assert.deepEqual(snapshot.triggerWrites.get(q('flagged')), ['*']);
     assert.equal(deps.writesOf(q('flagged')), 'everything');
-    assert.equal(snapshot.triggerWrites.has(q('stamped')), false);
+    // Listed with nothing written: its writes may still change session state (a trigger may
+    // SET session variables), which the proxy must hear about.
+    assert.deepEqual(snapshot.triggerWrites.get(q('stamped')), []);
+    assert.equal(deps.hasTriggers(q('stamped')), true);
+    assert.equal(deps.hasTriggers(q('strict_child')), false);
     assert.deepEqual(deps.writesOf(q('stamped')), [q('stamped')]);
     assert.deepEqual(sorted(deps.writesOf(q('quoted'))), [q('audit'), q('quoted')]);
     assert.deepEqual(deps.writesOf(q('audit')), [q('audit')]);
@@ -226,6 +230,7 @@ describe('schema metadata', () => {
       [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
       [q('flagged')]: ['*'],
       [q('quoted')]: [q('audit')],
+      [q('stamped')]: [],
     });
     assert.deepEqual(ours(snapshot).cascades, {
       [q('parent')]: [q('child')],
