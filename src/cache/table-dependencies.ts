@@ -51,6 +51,10 @@ export class TableDependencies {
     return answer;
   }
 
+  isView(qualified: string): boolean {
+    return this.#snapshot.views.has(qualified);
+  }
+
   /** Has the table triggers (which may also change session variables)? */
   hasTriggers(qualified: string): boolean {
     return this.#snapshot.triggerWrites.has(qualified);

@@ -26,6 +26,11 @@ export const EVERYTHING = 'everything';
 
 /** After a failed load, how long before trying again. */
 const RETRY_MS = 2000;
+/**
+ * A name the metadata does not know may be a table created behind the proxy's back (by another
+ * client, or before the proxy started): the metadata is read again, at most this often.
+ */
+const UNKNOWN_NAME_RELOAD_MS = 1000;
 
 export class SchemaCatalog {
   readonly #registry: InvalidationRegistry;
@@ -37,6 +42,7 @@ export class SchemaCatalog {
   #loadedVersion = -1;
   #loading = false;
   #retryAt = 0;
+  #loadedAt = 0;
 
   constructor(
     registry: InvalidationRegistry,
@@ -88,7 +94,12 @@ export class SchemaCatalog {
       const name = qualify(table, schema);
       if (name === null) return null;
       const bases = dependencies.readsOf(name);
-      if (bases === null) return null;
+      if (bases === null) {
+        if (dependencies.engineOf(name) === undefined && !dependencies.isView(name)) {
+          this.#reloadForUnknownName();
+        }
+        return null;
+      }
       this.#addSlot(slots, name);
       for (const base of bases) this.#addSlot(slots, base);
     }
@@ -172,6 +183,10 @@ export class SchemaCatalog {
     if (!slots.includes(slot)) slots.push(slot);
   }
 
+  #reloadForUnknownName(): void {
+    if (Date.now() - this.#loadedAt >= UNKNOWN_NAME_RELOAD_MS) this.#reload();
+  }
+
   #reload(): void {
     if (this.#admin === null || this.#loading || Date.now() < this.#retryAt) return;
     this.#loading = true;
@@ -182,6 +197,7 @@ export class SchemaCatalog {
         if (this.#registry.schemaChangesInFlight() !== 0) return;
         this.#dependencies = dependencies;
         this.#generation++;
+        this.#loadedAt = Date.now();
         this.#loadedVersion = version;
       })
       .catch((error: unknown) => {

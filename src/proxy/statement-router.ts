@@ -585,7 +585,8 @@ export class StatementRouter {
       entry.readSlots = catalog.readSlots(entry.info.reads, schema);
       entry.readMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
       entry.establishesSnapshot = this.#establishesSnapshot(entry.info.reads, schema);
-      entry.readGeneration = generation;
+      // An unknown name is asked again next time: the catalog reloads when it meets one.
+      entry.readGeneration = entry.readSlots === null ? -1 : generation;
       entry.readSchema = schema;
     }
     return entry.readSlots;
