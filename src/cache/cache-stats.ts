@@ -49,10 +49,8 @@ export const Bypass = {
   UNKNOWN_TABLE: 5,
   /** The session's state (character set, sql_mode, ...) is unknown or unsupported. */
   SESSION_STATE: 6,
-  /** The client sent it behind other commands still in flight. */
-  PIPELINED: 7,
   /** The reply was an error, had warnings, or was not a single result set. */
-  REPLY: 8,
+  REPLY: 7,
 } as const;
 export const BYPASS_NAMES = [
   'uncacheable',
@@ -62,7 +60,6 @@ export const BYPASS_NAMES = [
   'temporary_table',
   'unknown_table',
   'session_state',
-  'pipelined',
   'reply',
 ] as const;
 const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;

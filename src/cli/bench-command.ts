@@ -29,7 +29,8 @@ const SEED_SERVER_OPTIONS = Object.entries({
 export const SEED_TARGETS = [
   `server-cache-off=mariadb:query_cache_type=0,query_cache_size=0,${SEED_SERVER_OPTIONS}`,
   `server-cache-on=mariadb:query_cache_type=1,query_cache_size=100M,${SEED_SERVER_OPTIONS}`,
-  'nicecache=nicecache:server-cache-off',
+  // The same memory as the server's cache gets.
+  'nicecache=nicecache:server-cache-off:query-cache-size=100M',
 ];
 
 export const benchHelp = `Usage: nicecache bench <prepare|run|sweep|cleanup> [options]

@@ -10,7 +10,7 @@ import { MAX_PACKET_PAYLOAD } from './constants.ts';
  * packet on the hot path), so a handler must copy what it wants to keep.
  */
 export interface FramedPacket {
-  sequenceId: number;
+  readonly sequenceId: number;
   /** Payload length of this physical packet. */
   length: number;
   /** This packet carries the rest of a payload whose previous packet was 0xFFFFFF bytes long. */
@@ -27,6 +27,44 @@ export interface FramedPacket {
 
 export type PacketHandler = (packet: FramedPacket) => void;
 
+/**
+ * The framer's one reusable packet. Its views are made only when asked for: relaying a result
+ * asks for none for most rows, and two Buffer objects per row were most of a relay's garbage.
+ */
+class ReusedPacket implements FramedPacket {
+  sequenceId = 0;
+  length = 0;
+  continuation = false;
+  firstByte = -1;
+  end = 0;
+  /** Where the packet's bytes are: a chunk (from `start`), or a buffer of its own. */
+  #source: Buffer | null = null;
+  #start = 0;
+  #raw: Buffer | null = null;
+  #payload: Buffer | null = null;
+
+  reset(source: Buffer | null, start: number): void {
+    this.#source = source;
+    this.#start = start;
+    this.#raw = null;
+    this.#payload = null;
+  }
+
+  get raw(): Buffer | null {
+    if (this.#raw === null && this.#source !== null) {
+      this.#raw = this.#source.subarray(this.#start, this.#start + 4 + this.length);
+    }
+    return this.#raw;
+  }
+
+  get payload(): Buffer | null {
+    if (this.#payload === null && this.#source !== null) {
+      this.#payload = this.#source.subarray(this.#start + 4, this.#start + 4 + this.length);
+    }
+    return this.#payload;
+  }
+}
+
 export class PacketFramer {
   readonly #inspectLimit: number;
   readonly #onPacket: PacketHandler;
@@ -41,15 +79,7 @@ export class PacketFramer {
   #collect: Buffer | null = null;
   #collectFill = 0;
   #nextIsContinuation = false;
-  readonly #packet: FramedPacket = {
-    sequenceId: 0,
-    length: 0,
-    continuation: false,
-    firstByte: -1,
-    payload: null,
-    raw: null,
-    end: 0,
-  };
+  readonly #packet = new ReusedPacket();
 
   /**
    * @param inspectLimit payloads up to this length are handed over whole (copied only when split
@@ -82,7 +112,7 @@ export class PacketFramer {
           this.#inPayload = false;
           const raw = this.#collect;
           this.#collect = null;
-          this.#emit(this.#length, this.#sequenceId, this.#firstByte, raw, pos);
+          this.#emit(this.#length, this.#sequenceId, this.#firstByte, raw, 0, pos);
         }
         continue;
       }
@@ -93,9 +123,16 @@ export class PacketFramer {
         if (end <= size) {
           // The common case: the whole packet is in this chunk, hand out a view.
           const firstByte = length === 0 ? -1 : chunk[pos + 4]!;
-          const raw = length <= this.#inspectLimit ? chunk.subarray(pos, end) : null;
+          const start = pos;
           pos = end;
-          this.#emit(length, sequenceId, firstByte, raw, pos);
+          this.#emit(
+            length,
+            sequenceId,
+            firstByte,
+            length <= this.#inspectLimit ? chunk : null,
+            start,
+            pos,
+          );
           continue;
         }
         chunk.copy(this.#header, 0, pos, pos + 4);
@@ -111,7 +148,7 @@ export class PacketFramer {
       this.#headerFill = 0;
       const length = this.#header.readUIntLE(0, 3);
       if (length === 0) {
-        this.#emit(0, this.#header[3]!, -1, Buffer.from(this.#header), pos);
+        this.#emit(0, this.#header[3]!, -1, Buffer.from(this.#header), 0, pos);
       } else {
         this.#begin(length, this.#header[3]!);
       }
@@ -133,11 +170,13 @@ export class PacketFramer {
     }
   }
 
+  /** `source` holds the packet (header included) from `start`, or is null past the limit. */
   #emit(
     length: number,
     sequenceId: number,
     firstByte: number,
-    raw: Buffer | null,
+    source: Buffer | null,
+    start: number,
     end: number,
   ): void {
     const packet = this.#packet;
@@ -145,8 +184,7 @@ export class PacketFramer {
     packet.length = length;
     packet.continuation = this.#nextIsContinuation;
     packet.firstByte = firstByte;
-    packet.raw = raw;
-    packet.payload = raw === null ? null : raw.subarray(4);
+    packet.reset(source, start);
     packet.end = end;
     this.#nextIsContinuation = length === MAX_PACKET_PAYLOAD;
     this.#onPacket(packet);

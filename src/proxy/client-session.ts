@@ -285,6 +285,12 @@ export class ClientSession {
       this.#toBackend(raw);
       return;
     }
+    if (this.#options.cache !== null && this.#router === null && this.#pending.length > 0) {
+      // A command sent before the login's OK: the cache's view of the session starts with that
+      // OK, and a write must not slip past it unannounced.
+      this.#hold(raw, packet.continuation);
+      return;
+    }
     let plan: CommandPlan | null = null;
     if (this.#router !== null && packet.length < MAX_PACKET_PAYLOAD) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
@@ -292,7 +298,7 @@ export class ClientSession {
         this.#hold(raw, false);
         return;
       }
-      const route = this.#router.route(packet.payload!, raw, this.#pending.length > 0);
+      const route = this.#router.route(packet.payload!);
       switch (route.action) {
         case 'answer':
           this.#answer(route.bytes);

@@ -2,12 +2,29 @@
  * The copy of a reply the cache wants to keep, taken packet by packet while the reply is relayed
  * to its client (the client never waits for it). Past the per-result limit the copy is dropped
  * and the reply only relayed.
+ *
+ * Copies are taken into scratch buffers reused from one reply to the next, and only the finished
+ * reply gets a buffer of its own: every allocation here is garbage some GC pays for, with tens of
+ * thousands of entries alive in the same heap.
  */
-const INITIAL_SIZE = 1024;
+const SCRATCH_SIZE = 16 * 1024;
+/** Scratch buffers kept for reuse in this thread; more are made when many copies run at once. */
+const MAX_IDLE_SCRATCH = 64;
+const idleScratch: Buffer[] = [];
+
+function takeScratch(): Buffer {
+  return idleScratch.pop() ?? Buffer.allocUnsafeSlow(SCRATCH_SIZE);
+}
+
+function returnScratch(buffer: Buffer): void {
+  if (buffer.length === SCRATCH_SIZE && idleScratch.length < MAX_IDLE_SCRATCH) {
+    idleScratch.push(buffer);
+  }
+}
 
 export class ReplyCopy {
   readonly #limit: number;
-  #buffer: Buffer | null = Buffer.allocUnsafe(INITIAL_SIZE);
+  #buffer: Buffer | null = takeScratch();
   #length = 0;
   /** Offsets of the status fields a hit in another transaction state must patch. */
   readonly statusOffsets: number[] = [];
@@ -25,14 +42,15 @@ export class ReplyCopy {
     let buffer = this.#buffer;
     if (buffer === null) return;
     if (raw === null || this.#length + raw.length > this.#limit) {
-      this.#buffer = null;
+      this.abandon();
       return;
     }
     if (this.#length + raw.length > buffer.length) {
-      const grown = Buffer.allocUnsafe(
+      const grown = Buffer.allocUnsafeSlow(
         Math.min(this.#limit, Math.max(buffer.length * 2, this.#length + raw.length)),
       );
       buffer.copy(grown, 0, 0, this.#length);
+      returnScratch(buffer);
       buffer = this.#buffer = grown;
     }
     if (statusAt >= 0) this.statusOffsets.push(this.#length + 4 + statusAt);
@@ -43,10 +61,16 @@ export class ReplyCopy {
   finish(): Buffer | null {
     const buffer = this.#buffer;
     if (buffer === null) return null;
-    this.#buffer = null;
-    // A buffer of its own: a slice of the shared pool would keep the whole 8 KB slab alive.
+    // A buffer of its own: a slice of a shared one would keep all of it alive.
     const exact = Buffer.allocUnsafeSlow(this.#length);
     buffer.copy(exact, 0, 0, this.#length);
+    this.abandon();
     return exact;
+  }
+
+  /** Gives the scratch buffer back; the copy is over. */
+  abandon(): void {
+    if (this.#buffer !== null) returnScratch(this.#buffer);
+    this.#buffer = null;
   }
 }

@@ -183,7 +183,7 @@ export class StatementRouter {
   }
 
   /** Decides what happens to a client command (`payload` without header, `raw` with). */
-  route(payload: Buffer, raw: Buffer, othersInFlight: boolean): Route {
+  route(payload: Buffer): Route {
     // Any command but another hit makes the last hit no longer the last statement, except those
     // that leave the server's diagnostics alone.
     const lastHit = this.#lastHit;
@@ -195,22 +195,22 @@ export class StatementRouter {
     ) {
       this.#lastHit = null;
     }
-    const route = this.#route(payload, raw, othersInFlight, lastHit);
+    const route = this.#route(payload, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
     this.#waited = route.action === 'wait';
     if (route.action === 'wait') this.#lastHit = lastHit;
     return route;
   }
 
-  #route(payload: Buffer, raw: Buffer, othersInFlight: boolean, lastHit: Buffer | null): Route {
+  #route(payload: Buffer, lastHit: Buffer | null): Route {
     const command = payload[0]!;
     switch (command) {
       case Command.QUERY:
-        return this.#routeQuery(payload, othersInFlight, lastHit);
+        return this.#routeQuery(payload, lastHit);
       case Command.STMT_PREPARE:
         return this.#routePrepare(payload);
       case Command.STMT_EXECUTE:
-        return this.#routeExecute(payload, othersInFlight);
+        return this.#routeExecute(payload);
       case Command.STMT_SEND_LONG_DATA: {
         const statement = this.#statements.get(payload.readUInt32LE(1));
         if (statement !== undefined) statement.longData = true;
@@ -373,7 +373,7 @@ export class StatementRouter {
 
   // --- COM_QUERY ------------------------------------------------------------------------------
 
-  #routeQuery(payload: Buffer, othersInFlight: boolean, lastHit: Buffer | null): Route {
+  #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
     // Latin-1 keeps every byte as one character: keys are the exact bytes the client sent.
     const sql = payload.toString('latin1', 1);
     const typeChange = SET_PREFIX.test(sql) ? SET_QUERY_CACHE_TYPE.exec(sql) : null;
@@ -392,7 +392,7 @@ export class StatementRouter {
     const info = entry.info;
     if (info.kind === 'show') {
       const status = parseShowStatus(info.keyText);
-      if (status !== null && !othersInFlight) {
+      if (status !== null) {
         const route = this.#forward(Command.QUERY, info, null, false);
         route.plan!.status = status;
         return route;
@@ -409,7 +409,6 @@ export class StatementRouter {
       entry,
       entry.key,
       this.#snapshot?.schema ?? null,
-      othersInFlight,
       marks,
       Command.QUERY,
     );
@@ -426,7 +425,7 @@ export class StatementRouter {
     return route;
   }
 
-  #routeExecute(payload: Buffer, othersInFlight: boolean): Route {
+  #routeExecute(payload: Buffer): Route {
     const statement = this.#statements.get(payload.readUInt32LE(1));
     if (statement === undefined) {
       // Not prepared through this session's commands as far as we saw: assume the worst.
@@ -458,7 +457,6 @@ export class StatementRouter {
       statement.entry,
       key,
       statement.schema,
-      othersInFlight,
       marks,
       Command.STMT_EXECUTE,
     );
@@ -497,7 +495,6 @@ export class StatementRouter {
     entry: MemoEntry,
     key: string,
     schema: string | null,
-    othersInFlight: boolean,
     marks: WriteMarks | null,
     command: number,
   ): Route {
@@ -529,7 +526,6 @@ export class StatementRouter {
     }
     if (!info.cacheable || marks !== null) return bypass(Bypass.UNCACHEABLE);
     if (snapshot === null || snapshot.unsafeCharset) return bypass(Bypass.SESSION_STATE);
-    if (othersInFlight) return bypass(Bypass.PIPELINED);
     if (this.#readsTemporary(info.reads, schema)) return bypass(Bypass.TEMPORARY_TABLE);
     const slots = this.#readSlots(entry, schema);
     if (slots === null) return bypass(Bypass.UNKNOWN_TABLE);

@@ -35,7 +35,6 @@ export const BYPASS_REASONS = [
   'temporary_table',
   'unknown_table',
   'session_state',
-  'pipelined',
   'reply',
 ] as const;
 
