@@ -10,6 +10,7 @@
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
+import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import { loadSchemaSnapshot } from '../upstream/schema-metadata.ts';
@@ -95,7 +96,14 @@ export class SchemaCatalog {
       if (name === null) return null;
       const bases = dependencies.readsOf(name);
       if (bases === null) {
-        if (dependencies.engineOf(name) === undefined && !dependencies.isView(name)) {
+        // System schemas are never in the metadata: their names are not news.
+        const owner = table.schema ?? schema;
+        if (
+          owner !== null &&
+          !isSystemSchema(owner) &&
+          dependencies.engineOf(name) === undefined &&
+          !dependencies.isView(name)
+        ) {
           this.#reloadForUnknownName();
         }
         return null;

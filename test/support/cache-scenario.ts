@@ -17,6 +17,7 @@ import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { ReplyTracker, replyShapeOf } from '../../src/protocol/reply-tracker.ts';
 import { execute, prepare, statementCommand } from '../../src/protocol/statement-commands.ts';
 import type { Param } from '../../src/protocol/statement-commands.ts';
+import { BYPASS_NAMES } from '../../src/cache/cache-stats.ts';
 import { readTextRows } from '../../src/protocol/text-rows.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from './env.ts';
 import { startProxyProcess } from './proxy-process.ts';
@@ -27,16 +28,8 @@ import type { RawPacket } from './raw-client.ts';
 /** Where the catalog warm-up reads: a database no scenario drops. */
 export const WARM_DB = 'nc_qcache_warm';
 
-export const BYPASS_REASONS = [
-  'uncacheable',
-  'not_requested',
-  'isolation',
-  'own_writes',
-  'temporary_table',
-  'unknown_table',
-  'session_state',
-  'reply',
-] as const;
+/** The reasons SHOW STATUS reports as Qcache_bypass_<reason>. */
+export const BYPASS_REASONS = BYPASS_NAMES;
 
 /** The proxy's Qcache_* counters, without the prefix, lower case. */
 export type CounterName =
