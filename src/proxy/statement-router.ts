@@ -182,7 +182,7 @@ export class StatementRouter {
     if (status >= 0) this.txn.status = status;
   }
 
-  /** Decides what happens to a client command (`payload` without header, `raw` with). */
+  /** Decides what happens to a client command (its payload, without the packet header). */
   route(payload: Buffer): Route {
     // Any command but another hit makes the last hit no longer the last statement, except those
     // that leave the server's diagnostics alone.
