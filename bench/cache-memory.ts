@@ -7,9 +7,8 @@
  *
  * Environment: BACKEND (host:port, default 127.0.0.1:3306), USER (default root), PASSWORD.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { startProxy } from '../src/bench/targets.ts';
 import { parseSize } from '../src/cli/config.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
 
@@ -36,35 +35,11 @@ await admin.query(`CREATE DATABASE IF NOT EXISTS ${DB}`);
 await admin.query(`CREATE TABLE IF NOT EXISTS ${DB}.t (id INT PRIMARY KEY, v INT)`);
 await admin.query(`REPLACE INTO ${DB}.t VALUES (1, 1)`);
 
-const child = spawn(
-  process.execPath,
-  [
-    fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)),
-    'proxy',
-    '--listen',
-    '127.0.0.1:0',
-    '--backend',
-    `${host}:${port}`,
-    '--workers',
-    '1',
-    '--query-cache-size',
-    sizeText,
-    '--admin-user',
-    user,
-    '--admin-password',
-    password,
-  ],
-  { stdio: ['ignore', 'ignore', 'pipe'] },
+// The backend account also reads the schema metadata (startProxy passes it as --admin-user).
+const { child, port: proxyPort } = await startProxy(
+  { host, port: Number(port), user, password, database: null },
+  { workers: '1', 'query-cache-size': sizeText },
 );
-let log = '';
-const proxyPort = await new Promise<number>((resolve, reject) => {
-  child.stderr.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-    const match = /listening on \S+:(\d+)/.exec(log);
-    if (match) resolve(Number(match[1]));
-  });
-  child.once('exit', (code) => reject(new Error(`proxy exited with ${code}: ${log}`)));
-});
 const pid = child.pid!;
 const connect = (): Promise<MysqlConnection> =>
   MysqlConnection.connect({ host: '127.0.0.1', port: proxyPort, user, password, database: DB });

@@ -101,7 +101,7 @@ export function parseTarget(text: string, database: string): TargetSpec {
 const cliMain = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
 
 /** Starts `nicecache proxy` as its own process, so its CPU time is its own. */
-async function startProxy(
+export async function startProxy(
   backend: ConnectionOptions,
   options: Record<string, string>,
 ): Promise<{ child: ChildProcess; port: number }> {

@@ -49,18 +49,18 @@ export class QueryCache {
     this.#followClears();
     const result = this.#store.get(key);
     if (result === undefined) return undefined;
-    if (!this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) {
+    const registry = this.registry;
+    // One pass on the hit path: fresh for the snapshot implies fresh for everyone.
+    if (registry.isFresh(result.slots, result.fillSeq, snapshotSeq ?? result.fillSeq)) {
+      return result;
+    }
+    this.stats.add(Counter.STALE_HITS_REFUSED);
+    if (snapshotSeq === null || !registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) {
       // Stale for everyone from now on: free the room at once.
       this.#store.delete(key);
       this.#updateGauges();
-      this.stats.add(Counter.STALE_HITS_REFUSED);
-      return undefined;
     }
-    if (snapshotSeq !== null && !this.registry.isFresh(result.slots, result.fillSeq, snapshotSeq)) {
-      this.stats.add(Counter.STALE_HITS_REFUSED);
-      return undefined;
-    }
-    return result;
+    return undefined;
   }
 
   /** Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. */

@@ -24,17 +24,11 @@ export function isEofPayload(payload: Buffer): boolean {
  * an OK packet. Returns null when the payload is too short to hold them.
  */
 export function readStatus(payload: Buffer, eofFormat: boolean): StatusInfo | null {
-  if (eofFormat) {
-    if (payload.length < 5) return payload.length === 1 ? { status: 0, warnings: 0 } : null;
-    return { warnings: payload.readUInt16LE(1), status: payload.readUInt16LE(3) };
-  }
-  const affected = readLenencInt(payload, 1);
-  if (affected === null) return null;
-  const insertId = readLenencInt(payload, affected.end);
-  if (insertId === null || insertId.end + 4 > payload.length) return null;
+  const at = statusOffset(payload, eofFormat);
+  if (at < 0) return eofFormat && payload.length === 1 ? { status: 0, warnings: 0 } : null;
   return {
-    status: payload.readUInt16LE(insertId.end),
-    warnings: payload.readUInt16LE(insertId.end + 2),
+    status: payload.readUInt16LE(at),
+    warnings: payload.readUInt16LE(eofFormat ? 1 : at + 2),
   };
 }
 

@@ -288,11 +288,17 @@ export class ReplyTracker {
     return true;
   }
 
+  /** Status and warnings of a terminating packet, and where the status sits (parsed once). */
   #readStatus(payload: Buffer, eofFormat: boolean): void {
-    const info = readStatus(payload, eofFormat);
-    this.status = info?.status ?? 0;
-    this.warnings = info?.warnings ?? 0;
-    this.statusAt = info === null ? -1 : statusOffset(payload, eofFormat);
+    const at = statusOffset(payload, eofFormat);
+    this.statusAt = at;
+    if (at < 0) {
+      this.status = 0;
+      this.warnings = 0;
+      return;
+    }
+    this.status = payload.readUInt16LE(at);
+    this.warnings = payload.readUInt16LE(eofFormat ? 1 : at + 2);
   }
 
   #payload(packet: FramedPacket): Buffer {

@@ -502,7 +502,6 @@ export class StatementRouter {
     const snapshot = this.#snapshot;
     const txn = this.txn;
     const stats = this.#cache.stats;
-    const bypass = (reason: number): Route => this.#bypass(reason, info, marks, command);
     // The reasons the server's own cache would give come first, so the counters tell them apart.
     const type = this.#type;
     if (
@@ -510,7 +509,7 @@ export class StatementRouter {
       info.sqlCache === 'SQL_NO_CACHE' ||
       (type === 2 && info.sqlCache !== 'SQL_CACHE')
     ) {
-      return bypass(Bypass.NOT_REQUESTED);
+      return this.#bypass(Bypass.NOT_REQUESTED, info, marks, command);
     }
     // A transaction runs at the level it began with, whatever SET SESSION said since.
     const isolation = txn.inTransaction ? txn.isolation : (snapshot?.isolation ?? null);
@@ -522,14 +521,17 @@ export class StatementRouter {
       isolation === 'SERIALIZABLE' ||
       isolation === 'READ-UNCOMMITTED'
     ) {
-      return bypass(Bypass.ISOLATION);
+      return this.#bypass(Bypass.ISOLATION, info, marks, command);
     }
-    if (!info.cacheable || marks !== null) return bypass(Bypass.UNCACHEABLE);
-    if (snapshot === null || snapshot.unsafeCharset) return bypass(Bypass.SESSION_STATE);
-    if (this.#readsTemporary(info.reads, schema)) return bypass(Bypass.TEMPORARY_TABLE);
+    if (!info.cacheable || marks !== null)
+      return this.#bypass(Bypass.UNCACHEABLE, info, marks, command);
+    if (snapshot === null || snapshot.unsafeCharset)
+      return this.#bypass(Bypass.SESSION_STATE, info, marks, command);
+    if (this.#readsTemporary(info.reads, schema))
+      return this.#bypass(Bypass.TEMPORARY_TABLE, info, marks, command);
     const slots = this.#readSlots(entry, schema);
-    if (slots === null) return bypass(Bypass.UNKNOWN_TABLE);
-    if (txn.wrote(slots)) return bypass(Bypass.OWN_WRITES);
+    if (slots === null) return this.#bypass(Bypass.UNKNOWN_TABLE, info, marks, command);
+    if (txn.wrote(slots)) return this.#bypass(Bypass.OWN_WRITES, info, marks, command);
 
     const inTransaction = txn.inTransaction;
     const repeatableRead = isolation === 'REPEATABLE-READ';
