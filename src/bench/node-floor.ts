@@ -70,8 +70,8 @@ function greeting(): Buffer {
   pos = fixed.writeUInt16LE(CAPABILITIES >>> 16, pos);
   fixed[pos++] = 21;
   pos += 10;
-  pos += fixed.write('floor-scramb', pos, 'latin1');
-  fixed[pos++] = 0;
+  // The scramble's second part, then the NUL the buffer already holds.
+  fixed.write('floor-scramb', pos, 'latin1');
   const plugin = Buffer.from('mysql_native_password\0', 'latin1');
   return encodePacket(Buffer.concat([header, version, fixed, plugin]), 0);
 }
