@@ -114,6 +114,9 @@ function perRunLine(step: StepResult): string {
   if (step.proxyCpuMicrosPerQuery !== null) {
     parts.push(`proxy ${step.proxyCpuMicrosPerQuery.toFixed(1)} µs cpu per query`);
   }
+  if (step.serverCpuMicrosPerTransaction !== null) {
+    parts.push(`server ${step.serverCpuMicrosPerTransaction.toFixed(0)} µs cpu per transaction`);
+  }
   if (queryCache !== null) {
     const ratio =
       queryCache.hitRatio === null ? 'n/a' : `${(queryCache.hitRatio * 100).toFixed(1)}%`;

@@ -166,6 +166,7 @@ function validateSteps(
       'system',
       'queryCache',
       'proxyCpuMicrosPerQuery',
+      'serverCpuMicrosPerTransaction',
     ]);
     if (step === null) return;
     if (check.string(step.target, `${path}.target`) && targets !== null) {
@@ -218,6 +219,9 @@ function validateSteps(
     if (step.queryCache !== null) validateQueryCache(check, step.queryCache, `${path}.queryCache`);
     if (step.proxyCpuMicrosPerQuery !== null) {
       check.measure(step.proxyCpuMicrosPerQuery, `${path}.proxyCpuMicrosPerQuery`);
+    }
+    if (step.serverCpuMicrosPerTransaction !== null) {
+      check.measure(step.serverCpuMicrosPerTransaction, `${path}.serverCpuMicrosPerTransaction`);
     }
   });
 }

@@ -3,7 +3,7 @@
  * object as is, so its shape is the report's schema: change it only with `version`.
  */
 
-export const SWEEP_RESULT_VERSION = 1;
+export const SWEEP_RESULT_VERSION = 2;
 
 /** CPU shares (percent of all cores) and context switches, from /proc/stat over one step. */
 export interface SystemSample {
@@ -51,6 +51,11 @@ export interface StepResult {
   queryCache: QueryCacheSample | null;
   /** For a nicecache target: the proxy's CPU time per query in microseconds. */
   proxyCpuMicrosPerQuery: number | null;
+  /**
+   * The database server's CPU time per transaction in microseconds (null when it runs elsewhere):
+   * for a nicecache target, what the cache left the server to do.
+   */
+  serverCpuMicrosPerTransaction: number | null;
 }
 
 export interface TargetDescription {

@@ -108,7 +108,10 @@ async function measureStep(
   // The machine, the server and the proxy are sampled over the measured window, not the warm-up.
   const proxyCpuNow = (): number | null =>
     target.proxyPid === null ? null : processCpuMicros(target.proxyPid);
+  const serverCpuNow = (): number | null =>
+    target.serverPid === null ? null : processCpuMicros(target.serverPid);
   let proxyCpuBefore = proxyCpuNow();
+  let serverCpuBefore = serverCpuNow();
   let systemSample = startSystemSample();
   const stepOptions: StepOptions = {
     connection: target.connection,
@@ -121,6 +124,7 @@ async function measureStep(
     durationSeconds: options.durationSeconds,
     onMeasureStart: () => {
       proxyCpuBefore = proxyCpuNow();
+      serverCpuBefore = serverCpuNow();
       systemSample = startSystemSample();
       serverSample.restart();
     },
@@ -136,9 +140,8 @@ async function measureStep(
     throw error;
   }
   const system = systemSample();
-  const proxyCpuAfter = proxyCpuNow();
-  const proxyCpu =
-    proxyCpuAfter === null || proxyCpuBefore === null ? null : proxyCpuAfter - proxyCpuBefore;
+  const proxyCpu = difference(proxyCpuBefore, proxyCpuNow());
+  const serverCpu = difference(serverCpuBefore, serverCpuNow());
   const queryCache = await serverSample.finish();
   for (const sample of measured.errorSamples) options.log(`${target.spec.name}: ${sample}`);
   const latency = measured.latency;
@@ -163,9 +166,17 @@ async function measureStep(
     driverCpu: measured.driverCpu,
     system,
     queryCache,
-    proxyCpuMicrosPerQuery:
-      proxyCpu === null || measured.queries === 0 ? null : proxyCpu / measured.queries,
+    proxyCpuMicrosPerQuery: perUnit(proxyCpu, measured.queries),
+    serverCpuMicrosPerTransaction: perUnit(serverCpu, measured.transactions),
   };
+}
+
+function difference(before: number | null, after: number | null): number | null {
+  return before === null || after === null ? null : after - before;
+}
+
+function perUnit(micros: number | null, count: number): number | null {
+  return micros === null || count === 0 ? null : micros / count;
 }
 
 export async function runSweep(options: SweepOptions): Promise<SweepResult> {

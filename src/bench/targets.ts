@@ -7,8 +7,10 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startEphemeralServer } from '../upstream/ephemeral-server.ts';
+import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import type { ConnectionOptions } from '../upstream/mysql-connection.ts';
 import type { TargetDescription } from './sweep-result.ts';
 
@@ -32,6 +34,8 @@ export interface RunningTarget {
   server: ConnectionOptions;
   /** The proxy process of a nicecache target, for its CPU time. */
   proxyPid: number | null;
+  /** The process of the server holding the data, when it runs on this machine: its CPU time. */
+  serverPid: number | null;
   stop(): Promise<void>;
 }
 
@@ -171,6 +175,7 @@ async function startTarget(
         connection: spec.connection,
         server: spec.connection,
         proxyPid: null,
+        serverPid: await localServerPid(spec.connection),
         stop: async () => {},
       };
     case 'mariadb': {
@@ -183,7 +188,14 @@ async function startTarget(
         password: server.password,
         database,
       };
-      return { spec, connection, server: connection, proxyPid: null, stop: () => server.stop() };
+      return {
+        spec,
+        connection,
+        server: connection,
+        proxyPid: null,
+        serverPid: server.pid,
+        stop: () => server.stop(),
+      };
     }
     case 'nicecache': {
       const backend = running.get(spec.backend);
@@ -198,6 +210,7 @@ async function startTarget(
         connection: { ...backend.connection, host: '127.0.0.1', port },
         server: backend.server,
         proxyPid: child.pid ?? null,
+        serverPid: backend.serverPid,
         stop: async () => {
           child.kill('SIGTERM');
           await exited;
@@ -206,6 +219,28 @@ async function startTarget(
     }
   }
 }
+
+/**
+ * The pid of a server on this machine, from its pid file; null when it is elsewhere or the file
+ * cannot be read (the step then reports no server CPU).
+ */
+async function localServerPid(server: ConnectionOptions): Promise<number | null> {
+  if (!LOOPBACK.has(server.host) && !server.host.startsWith('127.')) return null;
+  try {
+    const connection = await MysqlConnection.connect({ ...server, database: null });
+    try {
+      const [[pidFile]] = (await connection.queryRows('SELECT @@pid_file')) as [[string]];
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      return Number.isInteger(pid) && existsSync(`/proc/${pid}/stat`) ? pid : null;
+    } finally {
+      connection.close();
+    }
+  } catch {
+    return null;
+  }
+}
+
+const LOOPBACK = new Set(['localhost', '::1']);
 
 export function describeTarget(target: RunningTarget, serverVersion: string): TargetDescription {
   return {

@@ -120,6 +120,14 @@ describe('benchmark sweep', () => {
         .filter((step) => step.target === 'direct')
         .every((step) => step.proxyCpuMicrosPerQuery === null),
     );
+    // The server runs on this machine: its pid file names it, and every step saw it work.
+    assert.ok(
+      result.steps.every(
+        (step) =>
+          step.serverCpuMicrosPerTransaction !== null && step.serverCpuMicrosPerTransaction > 0,
+      ),
+      'server CPU per transaction measured for every step',
+    );
 
     const files = await writeReports(result, reportDir);
     const json = JSON.parse(readFileSync(files.json, 'utf8')) as SweepResult;

@@ -127,6 +127,7 @@ function stepOf(target: string, profile: Profile, column: number): StepResult {
     },
     queryCache,
     proxyCpuMicrosPerQuery: profile.proxy ? 11.4 + column * 0.3 : null,
+    serverCpuMicrosPerTransaction: 1830 - column * 12,
   };
 }
 
@@ -140,7 +141,7 @@ function fixture(): SweepResult {
     }
   });
   return {
-    version: 1,
+    version: 2,
     startedAt: '2025-03-14T09:26:53.589Z',
     finishedAt: '2025-03-14T09:51:12.004Z',
     command: 'nicecache bench --threads 1,2,4,8,16,32 --time 60 --warmup 10',
@@ -249,9 +250,12 @@ describe('perRunLines', () => {
       cacheOn8,
       'server cache on (100 MB): 8 threads, 60 s, 751104 queries, 12518.4 qps, 1564.8 qps per thread, ' +
         '782.4 tps, p95 16.4 ms, cpu us/sy/id/wa 24/5/71/0, 38103 cs/s, driver cpu 12%, ' +
-        'query cache 611211 hits, hit ratio 93.0%, 11520 lock waits (0.256 s)',
+        'server 1794 µs cpu per transaction, query cache 611211 hits, hit ratio 93.0%, 11520 lock waits (0.256 s)',
     );
-    assert.match(lines[2] ?? '', /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query$/);
+    assert.match(
+      lines[2] ?? '',
+      /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query, server 1830 µs cpu per transaction$/,
+    );
     assert.doesNotMatch(lines[0] ?? '', /query cache|proxy|error/);
   });
 });
@@ -322,10 +326,10 @@ describe('validateSweepResult', () => {
     result.steps[0] = { ...second, threads: 2 };
     result.steps[1] = first;
     first.system.idle = -1;
-    (result as unknown as Record<string, unknown>).version = 2;
+    (result as unknown as Record<string, unknown>).version = 3;
     (result.options as unknown as Record<string, unknown>).extra = true;
     assert.deepEqual(validateSweepResult(result), [
-      'version: expected 1, got 2',
+      'version: expected 2, got 3',
       'options.extra: unexpected field',
       'steps[1].threads: 1 after 2: steps must run in ascending thread order',
       'steps[1].system.idle: expected a non-negative number, got -1',
