@@ -17,6 +17,7 @@ import {
   statementIdOf,
 } from '../protocol/command-fields.ts';
 import { encodeOk } from '../protocol/generic-packets.ts';
+import { replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import { EVERYTHING, qualify } from './schema-catalog.ts';
@@ -264,9 +265,11 @@ export class StatementRouter {
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
       default:
-        // COM_DROP_DB, COM_REFRESH, bulk execution, a command byte the proxy does not know, and
-        // anything else that may write.
-        return this.#forwardUnknown(command);
+        // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write. A command
+        // byte the proxy knows no reply shape for gets "Unknown command" from MariaDB: it is
+        // announced as a write of everything all the same, but not as a schema change, so that
+        // garbage does not make every worker reload its metadata.
+        return this.#forwardUnknown(command, replyShapeOf(command) !== null);
     }
   }
 
@@ -298,13 +301,13 @@ export class StatementRouter {
       // executions count as those of an unknown statement.
       this.#statements.delete(statementIdOf(payload));
     }
-    return this.#forwardUnknown(command);
+    return this.#forwardUnknown(command, true);
   }
 
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
-  #forwardUnknown(command: number): Route {
+  #forwardUnknown(command: number, schemaChange: boolean): Route {
     this.#stateDirty = true;
-    const marks: WriteMarks = { slots: null, everything: true, schemaChange: true };
+    const marks: WriteMarks = { slots: null, everything: true, schemaChange };
     return this.#forward(command, null, marks, false);
   }
 
