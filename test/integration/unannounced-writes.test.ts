@@ -158,7 +158,7 @@ describe('unannounced writes: every path to the server is routed', () => {
       }),
     ));
 
-  test('a binlog dump the server refuses, then a write on the same connection', () =>
+  test('a binlog dump and a COM_SHUTDOWN the server refuses, then a write on the same connection', () =>
     differential(proxy, { database: DB, setup }, async (run) => {
       const writer = await run.session('plain writer', {
         worker: 1,
@@ -172,6 +172,12 @@ describe('unannounced writes: every path to the server is routed', () => {
           writer.client.send(binlogDump());
           const refusal = (await writer.client.readPacket())!;
           await writer.record('binlog dump without REPLICATION SLAVE', [refusal], 1227);
+          // Another command that would write if allowed (announced as a write of everything).
+          await writer.command(
+            'COM_SHUTDOWN without SHUTDOWN',
+            Buffer.from([Command.SHUTDOWN, 0]),
+            1227,
+          );
           await writer.query(`UPDATE ${DB}.t SET v = 'after dump' WHERE id = 1`);
         },
         writer,
