@@ -93,7 +93,9 @@ describe('session guard: a client never crashes the worker', () => {
       `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
       `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
     ]);
-    proxy = await ProxyHarness.start();
+    // A wide single-flight window, so the second read surely joins the first one's flight (it
+    // waits the whole window, since the first is held up by a lock, then goes to the server).
+    proxy = await ProxyHarness.start(['--single-flight-wait', '2000']);
   });
 
   after(async () => {

@@ -11,9 +11,11 @@ import {
   NATIVE_PASSWORD_PLUGIN,
   nativePasswordScramble,
 } from '../../src/protocol/native-password.ts';
+import { encodePacket } from '../../src/protocol/packet.ts';
 import {
   LONG_DATA,
   execute,
+  prepare,
   sendLongData,
   statementCommand,
 } from '../../src/protocol/statement-commands.ts';
@@ -128,6 +130,30 @@ describe('unannounced writes: every path to the server is routed', () => {
           `UPDATE ${DB}.t SET v = 'big prepare' WHERE id = 3 ${BIG_COMMENT}`,
         );
         await writer.command('execute the 17 MB statement', execute(id, []));
+      }),
+    ));
+
+  test('COM_STMT_EXECUTE of statement id 0xFFFFFFFF ("the last prepared"), pipelined', () =>
+    differential(proxy, { database: DB, setup }, (run) =>
+      readWriteRead(run, async (writer) => {
+        // What Connector/C's mariadb_stmt_execute_direct sends: PREPARE and EXECUTE at once.
+        writer.client.socket.write(
+          Buffer.concat([
+            encodePacket(prepare(`UPDATE ${DB}.t SET v = 'direct' WHERE id = 1`), 0),
+            encodePacket(execute(0xffffffff, []), 0),
+          ]),
+        );
+        const prepared = (await writer.client.readPacket())!;
+        // Statement ids differ between connections: compare the rest.
+        const masked = Buffer.from(prepared.payload);
+        masked.writeUInt32LE(0, 1);
+        await writer.record(
+          'prepare',
+          [{ sequenceId: prepared.sequenceId, payload: masked }],
+          undefined,
+          false,
+        );
+        await writer.record('execute the last prepared', [(await writer.client.readPacket())!]);
       }),
     ));
 
