@@ -192,9 +192,11 @@ export class ClientSession {
 
   /** Stops reading commands and closes once the commands already sent have their replies. */
   drain(): void {
-    this.#draining = true;
-    this.#client.pause();
-    if (this.#phase !== Phase.COMMANDS || this.#pending.length === 0) this.close();
+    this.#guard(() => {
+      this.#draining = true;
+      this.#client.pause();
+      if (this.#phase !== Phase.COMMANDS || this.#pending.length === 0) this.close();
+    });
   }
 
   close(): void {
