@@ -149,6 +149,7 @@ export function restrictHandshakeResponse(
     if (capabilities & Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA) {
       const first = payload[pos] ?? 0;
       // A length-encoded auth response; it is never longer than 0xFFFF in practice.
+      if (first === 0xfc && pos + 3 > payload.length) return null;
       const length = first < 0xfb ? first : first === 0xfc ? payload.readUInt16LE(pos + 1) : 0;
       pos += (first < 0xfb ? 1 : 3) + length;
     } else if (capabilities & Capability.SECURE_CONNECTION) {

@@ -27,6 +27,12 @@ export const ReplyShape = {
   FIELD_LIST: 5,
   /** The connection phase and COM_CHANGE_USER: the server ends it with OK or ERR. */
   AUTH: 6,
+  /**
+   * COM_BINLOG_DUMP: binary log events, each a packet starting with 0x00, until an EOF (a
+   * non-blocking dump at the log's end) or an ERR. After a dump the server closes the connection,
+   * except when it refused the dump before it began (a missing privilege): then commands go on.
+   */
+  BINLOG_STREAM: 7,
 } as const;
 export type ReplyShape = (typeof ReplyShape)[keyof typeof ReplyShape];
 
@@ -38,6 +44,9 @@ export function replyShapeOf(command: number): ReplyShape | null {
     case Command.PROCESS_INFO:
     case Command.STMT_BULK_EXECUTE:
       return ReplyShape.RESULT;
+    case Command.BINLOG_DUMP:
+    case Command.BINLOG_DUMP_GTID:
+      return ReplyShape.BINLOG_STREAM;
     case Command.STMT_PREPARE:
       return ReplyShape.PREPARE;
     case Command.STMT_FETCH:
@@ -87,9 +96,13 @@ const State = {
   PREPARE_COLUMNS_EOF: 8,
   FIELDS: 9,
   AUTH: 10,
-  DONE: 11,
+  BINLOG_EVENTS: 11,
+  DONE: 12,
 } as const;
 type State = (typeof State)[keyof typeof State];
+
+/** caching_sha2_password's AuthMoreData body meaning "the password matched the cache". */
+const FAST_AUTH_SUCCESS = 0x03;
 
 /** Packets whose first byte is ambiguous must be read whole; this is the largest we need to read. */
 export const TRACKER_INSPECT_LIMIT = 1 << 16;
@@ -117,6 +130,8 @@ export class ReplyTracker {
   parameterCount = 0;
   /** Result sets and OKs so far. */
   results = 0;
+  /** In an authentication exchange, the server has asked and the client's answer is due. */
+  #clientTurn = false;
 
   constructor(shape: ReplyShape, deprecateEof: boolean, command = 0) {
     this.shape = shape;
@@ -131,16 +146,27 @@ export class ReplyTracker {
             ? State.AUTH
             : shape === ReplyShape.NONE
               ? State.DONE
-              : State.FIRST;
+              : shape === ReplyShape.BINLOG_STREAM
+                ? State.BINLOG_EVENTS
+                : State.FIRST;
   }
 
   get done(): boolean {
     return this.#state === State.DONE;
   }
 
-  /** The client, not the server, speaks next: file contents of LOAD DATA LOCAL, or auth data. */
+  /**
+   * The client, not the server, speaks next: file contents of LOAD DATA LOCAL, or the answer to
+   * an authentication request the server has just sent. Anything else the client sends then is
+   * read by the server as what comes after the exchange, so it must not be taken for auth data.
+   */
   get awaitsClient(): boolean {
-    return this.#state === State.INFILE_UPLOAD || this.#state === State.AUTH;
+    return this.#state === State.INFILE_UPLOAD || (this.#state === State.AUTH && this.#clientTurn);
+  }
+
+  /** An authentication exchange (login or COM_CHANGE_USER) is still under way. */
+  get authenticating(): boolean {
+    return this.#state === State.AUTH;
   }
 
   /**
@@ -201,7 +227,19 @@ export class ReplyTracker {
           return this.#finish();
         }
         if (first === PacketHeader.ERR) return this.#fail();
-        // An auth switch request (0xFE) or more auth data (0x01): the client answers.
+        // An auth switch request (0xFE), more auth data (0x01) or a plugin's own packet: the
+        // client answers, except after caching_sha2_password's "fast auth done" (0x01 0x03),
+        // which the server follows with its OK at once.
+        this.#clientTurn = !(
+          first === PacketHeader.AUTH_MORE_DATA &&
+          packet.length === 2 &&
+          packet.payload?.[1] === FAST_AUTH_SUCCESS
+        );
+        return false;
+      case State.BINLOG_EVENTS:
+        if (first === PacketHeader.ERR) return this.#fail();
+        // Every event packet starts with 0x00: an 0xFE packet is the end of the stream.
+        if (first === PacketHeader.EOF) return this.#finish();
         return false;
       case State.INFILE_UPLOAD:
         throw new Error('server sent a packet while the client was sending a LOCAL INFILE file');
@@ -212,9 +250,9 @@ export class ReplyTracker {
 
   /** Feeds a packet the client sent while {@link awaitsClient}. */
   feedClient(packet: FramedPacket): void {
-    if (this.#state === State.INFILE_UPLOAD && !packet.continuation && packet.length === 0) {
-      this.#state = State.FIRST;
-    }
+    if (packet.continuation) return;
+    if (this.#state === State.INFILE_UPLOAD && packet.length === 0) this.#state = State.FIRST;
+    else if (this.#state === State.AUTH) this.#clientTurn = false;
   }
 
   #first(packet: FramedPacket, first: number): boolean {

@@ -7,11 +7,15 @@
  * backend's reply so the proxy always knows where each reply ends. Reply bytes are relayed as they
  * arrive, chunk by chunk, never re-encoded.
  *
- * With the query cache on, COM_QUERY and COM_STMT_EXECUTE go through a {@link StatementRouter}
- * first: a hit is answered from the cache, a miss is relayed while its reply is copied, and
- * writes mark the registry before they are sent. The proxy sometimes sends commands of its own
- * on the connection (the session probe, a replay before the client reads diagnostics); client
- * commands wait while one runs, and its reply is never relayed.
+ * With the query cache on, every client command goes through a {@link StatementRouter} first,
+ * whatever its size or kind: a hit is answered from the cache, a miss is relayed while its reply
+ * is copied, and writes mark the registry before they are sent. The proxy sometimes sends
+ * commands of its own on the connection (the session probe, a replay before the client reads
+ * diagnostics); client commands wait while one runs, and its reply is never relayed.
+ *
+ * Every way into a session (client and backend data, socket events, timers, the wake-up after a
+ * single-flight wait) runs under {@link ClientSession.#guard}: an exception ends that session
+ * only, never the worker and the other sessions on it.
  */
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
@@ -92,9 +96,7 @@ const Phase = {
   HANDSHAKE_RESPONSE: 1,
   /** Authentication exchange, then commands: both follow the reply queue. */
   COMMANDS: 2,
-  /** An unknown command was relayed: from here on both directions are a plain byte pipe. */
-  PIPE: 3,
-  CLOSED: 4,
+  CLOSED: 3,
 } as const;
 type Phase = (typeof Phase)[keyof typeof Phase];
 
@@ -148,15 +150,17 @@ export class ClientSession {
     // Nothing is read from the client before the backend has greeted it.
     client.pause();
     client.on('data', (chunk: Buffer) => this.#guard(() => this.#onClientData(chunk)));
-    client.on('drain', () => {
-      this.#backend.resume();
-      if (this.#pausedForAnswers) {
-        this.#pausedForAnswers = false;
-        if (!this.#holding) this.#client.resume();
-      }
-    });
-    client.on('error', () => this.close());
-    client.on('close', () => this.close());
+    client.on('drain', () =>
+      this.#guard(() => {
+        this.#backend.resume();
+        if (this.#pausedForAnswers) {
+          this.#pausedForAnswers = false;
+          if (!this.#holding) this.#client.resume();
+        }
+      }),
+    );
+    client.on('error', () => this.#guard(() => this.close()));
+    client.on('close', () => this.#guard(() => this.close()));
 
     this.#backend = connect({
       host: options.backend.host,
@@ -164,15 +168,21 @@ export class ClientSession {
       noDelay: true,
     });
     // Bounded until the greeting: a backend that accepts but never speaks must not hang clients.
-    this.#backend.setTimeout(options.connectTimeoutMs, () => {
-      this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`));
-    });
+    this.#backend.setTimeout(options.connectTimeoutMs, () =>
+      this.#guard(() =>
+        this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`)),
+      ),
+    );
     this.#backend.on('data', (chunk: Buffer) => this.#guard(() => this.#onBackendData(chunk)));
-    this.#backend.on('drain', () => {
-      if (!this.#draining) this.#client.resume();
-    });
-    this.#backend.on('error', (error: NodeJS.ErrnoException) => this.#onBackendError(error));
-    this.#backend.on('close', () => this.#onBackendClose());
+    this.#backend.on('drain', () =>
+      this.#guard(() => {
+        if (!this.#draining && !this.#holding) this.#client.resume();
+      }),
+    );
+    this.#backend.on('error', (error: NodeJS.ErrnoException) =>
+      this.#guard(() => this.#onBackendError(error)),
+    );
+    this.#backend.on('close', () => this.#guard(() => this.#onBackendClose()));
   }
 
   /** Called once, when both connections are gone. */
@@ -182,9 +192,11 @@ export class ClientSession {
 
   /** Stops reading commands and closes once the commands already sent have their replies. */
   drain(): void {
-    this.#draining = true;
-    this.#client.pause();
-    if (this.#phase !== Phase.COMMANDS || this.#pending.length === 0) this.close();
+    this.#guard(() => {
+      this.#draining = true;
+      this.#client.pause();
+      if (this.#phase !== Phase.COMMANDS || this.#pending.length === 0) this.close();
+    });
   }
 
   close(): void {
@@ -235,7 +247,6 @@ export class ClientSession {
   // --- client → backend ---------------------------------------------------------------------
 
   #onClientData(chunk: Buffer): void {
-    // Even in PIPE phase the framer is fed, so a packet it holds in part is never lost.
     this.#backend.cork();
     try {
       this.#clientFramer.push(chunk);
@@ -252,20 +263,22 @@ export class ClientSession {
         return;
       case Phase.COMMANDS:
         break;
-      case Phase.PIPE:
-        this.#toBackend(raw);
-        return;
       default:
         return;
     }
-    const head = this.#pending[0]?.tracker;
+    const pending = this.#pending;
+    const head = pending[0]?.tracker;
     if (!this.#holding && (packet.continuation || head?.awaitsClient)) {
-      // The rest of a 16 MB+ command, a LOCAL INFILE file, or an authentication answer.
+      // The rest of a 16 MB+ command (routed with its first packet), a LOCAL INFILE file (the
+      // LOAD DATA announced its writes), or the answer to the server's authentication request.
       head?.feedClient(packet);
       this.#toBackend(raw);
       return;
     }
-    if (this.#holding) {
+    // While a login or COM_CHANGE_USER is under way, whatever the client sends next is either
+    // the answer the server will ask for or a command the server reads after the exchange: it
+    // waits until the server has said which (never relayed as auth data the server would run).
+    if (this.#holding || pending[pending.length - 1]?.tracker.authenticating) {
       this.#hold(raw, packet.continuation);
       return;
     }
@@ -277,28 +290,25 @@ export class ClientSession {
       return;
     }
     const command = packet.firstByte;
-    const shape = replyShapeOf(command);
-    if (shape === null) {
-      // A command whose reply the proxy cannot follow (e.g. a binlog dump): from now on both
-      // directions are relayed byte for byte; replies still in flight pass through unchanged.
-      this.#phase = Phase.PIPE;
-      this.#toBackend(raw);
-      return;
-    }
-    if (this.#options.cache !== null && this.#router === null && this.#pending.length > 0) {
-      // A command sent before the login's OK: the cache's view of the session starts with that
-      // OK, and a write must not slip past it unannounced.
-      this.#hold(raw, packet.continuation);
-      return;
-    }
+    // A command byte the proxy does not know is relayed and its reply taken as one packet: the
+    // server answers every command it does not know with ER_UNKNOWN_COM_ERROR (1047, 08S01,
+    // "Unknown command") and reads the next one; the router announces it as a write of
+    // everything. A server that answers otherwise desynchronises the tracker, which ends the
+    // session (its marks are then released after bumping). No byte pipe: every later command is
+    // routed like any other.
+    const shape = replyShapeOf(command) ?? ReplyShape.SINGLE;
     let plan: CommandPlan | null = null;
-    if (this.#router !== null && packet.length < MAX_PACKET_PAYLOAD) {
+    if (this.#router !== null) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
         // Whether the cache answers depends on the replies before it: wait for them.
         this.#hold(raw, false);
         return;
       }
-      const route = this.#router.route(packet.payload!);
+      // The first packet of a 16 MB+ command is routed too, without its continuations.
+      const route =
+        packet.length < MAX_PACKET_PAYLOAD
+          ? this.#router.route(packet.payload!)
+          : this.#router.routeUnassembled(packet.payload!);
       switch (route.action) {
         case 'answer':
           this.#answer(route.bytes);
@@ -311,9 +321,13 @@ export class ClientSession {
           // An identical miss is on its way: its reply will likely be a hit for this one too.
           this.#hold(raw, false);
           const cache = this.#options.cache!;
-          route.flight.wait(() => {
-            if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
-          }, cache.flights.maxWaitMs);
+          route.flight.wait(
+            () =>
+              this.#guard(() => {
+                if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
+              }),
+            cache.flights.maxWaitMs,
+          );
           return;
         }
         case 'replay':
@@ -450,10 +464,6 @@ export class ClientSession {
   // --- backend → client ---------------------------------------------------------------------
 
   #onBackendData(chunk: Buffer): void {
-    if (this.#phase === Phase.PIPE) {
-      this.#toClient(chunk);
-      return;
-    }
     if (this.#phase === Phase.GREETING) {
       // The greeting is rewritten (capabilities), so it is sent packet by packet, not as read.
       this.#backendFramer.push(chunk);
@@ -492,7 +502,12 @@ export class ClientSession {
     if (pending.packets !== null && !packet.continuation && packet.raw !== null) {
       pending.packets.push(Buffer.from(packet.raw));
     }
-    if (!done) return;
+    if (!done) {
+      // The server asked the client (auth data, a LOCAL INFILE file): the packets the client
+      // sent before are the answer, in order, as the server will read them.
+      if (this.#held.length > 0 && tracker.awaitsClient) this.#resumeHeld = true;
+      return;
+    }
     this.#pending.shift();
     this.#onReplyEnd(pending);
     if (this.#lingering) {
@@ -638,7 +653,14 @@ export class ClientSession {
       handler();
     } catch (error) {
       this.#options.log.warn(`session error, closing connection: ${(error as Error).message}`);
-      this.close();
+      try {
+        this.close();
+      } catch (closeError) {
+        // Closing itself failed half-way: drop both connections; the server rolls back.
+        this.#options.log.warn(`session close failed: ${(closeError as Error).message}`);
+        this.#client.destroy();
+        this.#backend.destroy();
+      }
     }
   }
 }

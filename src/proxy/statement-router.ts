@@ -11,7 +11,13 @@ import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
+import {
+  EXECUTE_HEADER_LENGTH,
+  LONG_DATA_HEADER_LENGTH,
+  statementIdOf,
+} from '../protocol/command-fields.ts';
 import { encodeOk } from '../protocol/generic-packets.ts';
+import { replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import { EVERYTHING, qualify } from './schema-catalog.ts';
@@ -167,6 +173,12 @@ export class StatementRouter {
   #waited = false;
   /** False while routing a command that must reach the server whatever the cache holds. */
   #mayHit = true;
+  /**
+   * A COM_STMT_CLOSE too short to name its statement reached the server, which then closes
+   * whichever statement the bytes after the packet happen to name: executions are no longer
+   * answered from the cache (the statement may be gone) until the session starts over.
+   */
+  #statementsUncertain = false;
 
   readonly #deprecateEof: boolean;
 
@@ -212,18 +224,30 @@ export class StatementRouter {
       case Command.STMT_EXECUTE:
         return this.#routeExecute(payload);
       case Command.STMT_SEND_LONG_DATA: {
+        // Cut short, the server ignores it without a reply; so does the router.
+        if (payload.length < LONG_DATA_HEADER_LENGTH) return FORWARD;
         const statement = this.#statements.get(payload.readUInt32LE(1));
         if (statement !== undefined) statement.longData = true;
         return FORWARD;
       }
-      case Command.STMT_CLOSE:
-        this.#statements.delete(payload.readUInt32LE(1));
+      case Command.STMT_CLOSE: {
+        const id = statementIdOf(payload);
+        if (id < 0) this.#statementsUncertain = true;
+        else this.#statements.delete(id);
         return FORWARD;
+      }
       case Command.STMT_RESET: {
-        const statement = this.#statements.get(payload.readUInt32LE(1));
+        // Cut short, the server resets whatever the bytes after it name, or answers 1243: long
+        // data flags the router keeps set only make executions bypass the cache.
+        const statement = this.#statements.get(statementIdOf(payload));
         if (statement !== undefined) statement.longData = false;
         return FORWARD;
       }
+      case Command.BINLOG_DUMP:
+      case Command.BINLOG_DUMP_GTID:
+        // A dump reads the binary log and writes nothing; the server ends the connection after
+        // it, or refuses it (no REPLICATION SLAVE) and reads the next command.
+        return FORWARD;
       case Command.PING:
       case Command.STATISTICS:
       case Command.FIELD_LIST:
@@ -240,12 +264,51 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
-      default: {
-        // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write.
-        const marks: WriteMarks = { slots: null, everything: true, schemaChange: true };
-        return this.#forward(command, null, marks, false);
-      }
+      default:
+        // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write. A command
+        // byte the proxy knows no reply shape for gets "Unknown command" from MariaDB: it is
+        // announced as a write of everything all the same, but not as a schema change, so that
+        // garbage does not make every worker reload its metadata.
+        return this.#forwardUnknown(command, replyShapeOf(command) !== null);
     }
+  }
+
+  /**
+   * The first packet of a command of 16 MB or more, whose rest follows in continuation packets:
+   * the router does not assemble it, so it cannot say what the statement does. It is announced
+   * as a write of everything (schema included), and the session's state, temporary tables and
+   * diagnostics are taken as unknown after it. COM_STMT_SEND_LONG_DATA is routed as usual: only
+   * its header is read.
+   */
+  routeUnassembled(payload: Buffer): Route {
+    const command = payload[0]!;
+    if (command === Command.STMT_SEND_LONG_DATA) return this.route(payload);
+    const lastHit = this.#lastHit;
+    this.#lastHit = null;
+    // The server must hold the diagnostics a hit left before it runs a statement the router
+    // cannot read (it may be a SELECT that resets FOUND_ROWS(), or not).
+    const debt = lastHit ?? this.#foundRowsDebt;
+    if (debt !== null) return this.#settleDiagnostics(debt);
+    this.#waited = false;
+    this.#hiddenTemporary = true;
+    if (command === Command.STMT_PREPARE) {
+      // Not registered: its executions count as those of an unknown statement.
+      this.#stateDirty = true;
+      return this.#forward(command, null, null, false);
+    }
+    if (command === Command.STMT_EXECUTE) {
+      // The types it binds are not all seen: the statement is forgotten, and its later
+      // executions count as those of an unknown statement.
+      this.#statements.delete(statementIdOf(payload));
+    }
+    return this.#forwardUnknown(command, true);
+  }
+
+  /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
+  #forwardUnknown(command: number, schemaChange: boolean): Route {
+    this.#stateDirty = true;
+    const marks: WriteMarks = { slots: null, everything: true, schemaChange };
+    return this.#forward(command, null, marks, false);
   }
 
   /** The session probe's reply: its first row, or null when it failed. */
@@ -299,6 +362,7 @@ export class StatementRouter {
           this.#hiddenTemporary = false;
           this.#statements.clear();
           this.#tablesLocked = false;
+          this.#statementsUncertain = false;
           this.#type = this.#cache.type;
         }
         this.#stateDirty = true;
@@ -426,9 +490,16 @@ export class StatementRouter {
   }
 
   #routeExecute(payload: Buffer): Route {
-    const statement = this.#statements.get(payload.readUInt32LE(1));
+    // Cut short, the server answers 1835 (Malformed communication packet); the router cannot
+    // tell which statement it names, so it is announced as an unknown one.
+    const statement =
+      payload.length < EXECUTE_HEADER_LENGTH
+        ? undefined
+        : this.#statements.get(payload.readUInt32LE(1));
     if (statement === undefined) {
-      // Not prepared through this session's commands as far as we saw: assume the worst.
+      // Not prepared through this session's commands as far as we saw (or id 0xFFFFFFFF, "the
+      // last one prepared"): it may write anything, or change the session's state.
+      this.#stateDirty = true;
       return this.#forward(
         Command.STMT_EXECUTE,
         null,
@@ -452,7 +523,7 @@ export class StatementRouter {
       return this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
     }
     // Types the server has not seen yet must reach it: later executions may leave them out.
-    this.#mayHit = statement.types === statement.serverTypes;
+    this.#mayHit = statement.types === statement.serverTypes && !this.#statementsUncertain;
     const route = this.#routeSelect(
       statement.entry,
       key,
@@ -482,6 +553,8 @@ export class StatementRouter {
     const bitmap = payload.toString('latin1', 10, bitmapEnd);
     let valuesStart = bitmapEnd + 1;
     if (payload[bitmapEnd] === 1) {
+      // Types cut short are not the server's: it refuses the packet and keeps the old ones.
+      if (payload.length < valuesStart + 2 * count) return null;
       statement.types = payload.toString('latin1', valuesStart, valuesStart + 2 * count);
       valuesStart += 2 * count;
     }

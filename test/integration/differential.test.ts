@@ -364,7 +364,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
   }
 
-  test('a command the proxy does not follow is relayed, and the connection goes on as a pipe', async () => {
+  test('an unknown command gets the server’s own error, and commands go on (no byte pipe)', async () => {
     const replies: Buffer[][] = [];
     for (const port of [BACKEND_PORT, proxy.port]) {
       const client = await RawClient.connect({
@@ -374,7 +374,8 @@ describe('differential: direct and through the proxy, byte for byte', () => {
         password: BACKEND_PASSWORD,
         database: null,
       });
-      // 0x20 is no command at all: the server answers it with its own error.
+      // 0x20 is no command at all: the server answers it with its own error and reads the next
+      // command; the proxy relays it and goes on following (and routing) every command after it.
       client.send(Buffer.from([0x20, 1, 2, 3]));
       const unknown = await client.readPacket();
       const after = await client.query("SELECT 'still here'");

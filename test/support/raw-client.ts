@@ -33,6 +33,11 @@ export interface RawClientOptions {
   deprecateEof?: boolean;
   /** Extra capability bits to request. */
   extraCapabilities?: number;
+  /**
+   * Command payloads sent in the same write as the handshake response, before the login's OK
+   * (a pipelining client); their replies are left in the queue for readPacket().
+   */
+  pipelined?: Buffer[];
 }
 
 /** One physical packet as received: header and payload. */
@@ -57,6 +62,8 @@ export class RawClient {
   #closed = false;
   #error: Error | null = null;
   deprecateEof = false;
+  /** The greeting's scramble, which COM_CHANGE_USER's mysql_native_password answer uses. */
+  scramble: Buffer = Buffer.alloc(0);
   /** Every byte received, for tests that look at the stream as a whole. */
   received: Buffer[] = [];
 
@@ -137,6 +144,7 @@ export class RawClient {
     if (greeting.payload[0] === PacketHeader.ERR) throw new LoginError(readErr(greeting.payload));
     const serverCaps = parseGreeting(greeting.payload)!.capabilities;
     const scramble = greetingScramble(greeting.payload);
+    this.scramble = scramble;
 
     this.deprecateEof =
       (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
@@ -158,7 +166,12 @@ export class RawClient {
       database: options.database ?? null,
       authPlugin: NATIVE_PASSWORD_PLUGIN,
     });
-    this.send(response, greeting.sequenceId + 1);
+    this.socket.write(
+      Buffer.concat([
+        encodePacket(response, greeting.sequenceId + 1),
+        ...(options.pipelined ?? []).map((payload) => encodePacket(payload, 0)),
+      ]),
+    );
 
     for (;;) {
       const reply = await this.readPacket();
