@@ -112,6 +112,8 @@ export class ResultStore {
   #bytesUsed = 0;
   #evictions = 0;
   #expired = 0;
+  /** Where the last sweep stopped (a Map iterator sees later inserts and survives deletes). */
+  #sweeping: Iterator<Entry> | null = null;
 
   constructor(options: ResultStoreOptions) {
     const { budgetBytes, ttlMs = 0, now = () => performance.now() } = options;
@@ -211,7 +213,25 @@ export class ResultStore {
     return true;
   }
 
+  /**
+   * Removes entries `isDead` says can never be served again, looking at no more than `limit` of
+   * them, from where the previous sweep stopped. Returns true when it reached the newest entry.
+   */
+  sweep(isDead: (entry: CachedResult) => boolean, limit: number): boolean {
+    this.#sweeping ??= this.#entries.values();
+    for (let seen = 0; seen < limit; seen++) {
+      const next = this.#sweeping.next();
+      if (next.done === true) {
+        this.#sweeping = null;
+        return true;
+      }
+      if (isDead(next.value)) this.#unlink(next.value);
+    }
+    return false;
+  }
+
   clear(): void {
+    this.#sweeping = null;
     this.#entries.clear();
     this.#newest = this.#oldest = this.#hand = null;
     this.#bytesUsed = 0;

@@ -11,7 +11,6 @@ import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
-import { encodeOk } from '../protocol/generic-packets.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import { EVERYTHING, qualify } from './schema-catalog.ts';
@@ -19,8 +18,7 @@ import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type { MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
-import { parseShowStatus } from './status-variables.ts';
-import type { StatusStatement } from './status-variables.ts';
+import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf } from './reply-rows.ts';
 import type { WriteMarks } from './transaction-state.ts';
@@ -56,8 +54,8 @@ export interface CommandPlan {
   prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
   /** The isolation level the session had when the command was sent. */
   isolation: Isolation | null;
-  /** For SHOW STATUS: the statement, to rewrite its reply. */
-  status: StatusStatement | null;
+  /** SHOW STATUS or a read of information_schema's status tables: how to rewrite its reply. */
+  status: StatusRewrite | null;
 }
 
 export type Route =
@@ -87,36 +85,6 @@ const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
   'load',
 ]);
 
-/** Statements that read what the previous statement left: they must see the server's truth. */
-function readsDiagnostics(sql: string): boolean {
-  // Every statement after a hit is asked: the substring tests keep the regular expression off
-  // the common path.
-  if (!sql.includes('_') && !SHOW_OR_GET.test(sql)) return false;
-  return READS_DIAGNOSTICS.test(sql);
-}
-
-const FOUND_ROWS = /found_rows/i;
-const SHOW_OR_GET = /^\s*(?:show|get)\s/i;
-const READS_DIAGNOSTICS =
-  /\b(?:found_rows|row_count|warning_count|error_count)\b|^\s*(?:show\s+(?:warnings|errors|count)|get\s+(?:current\s+|stacked\s+)?diagnostics)\b/i;
-
-const SET_PREFIX = /^\s*SET\s/i;
-const SET_QUERY_CACHE_TYPE =
-  /^\s*SET\s+(?:SESSION\s+|LOCAL\s+|@@SESSION\.|@@LOCAL\.|@@)?query_cache_type\s*:?=\s*'?(0|1|2|OFF|ON|DEMAND)'?\s*;?\s*$/i;
-const QUERY_CACHE_TYPE_VALUES: Record<string, QueryCacheType> = {
-  '0': 0,
-  OFF: 0,
-  '1': 1,
-  ON: 1,
-  '2': 2,
-  DEMAND: 2,
-};
-
-const RESET_QUERY_CACHE = /^\s*RESET\s+QUERY\s+CACHE\s*;?\s*$/i;
-const SET_TRANSACTION = /^\s*SET\s+TRANSACTION\b/i;
-const CONSISTENT_SNAPSHOT = /\bCONSISTENT\s+SNAPSHOT\b/i;
-const DROP = /^\s*DROP\b/i;
-const XA_COMMIT = /^\s*XA\s+COMMIT\b/i;
 const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
 /** A statement prepared through COM_STMT_PREPARE, for caching its executions. */
@@ -145,7 +113,13 @@ export class StatementRouter {
   /** The probe must run again before the next statement that depends on session state. */
   #stateDirty = true;
   #sessionKey = '';
+  /** The query_cache_type nicecache applies to this session (see #followServerType). */
   #type: QueryCacheType;
+  /**
+   * The session set its query_cache_type on the server (which accepted it): nicecache follows
+   * the server's session value, as the probe reads it, instead of --query-cache-type.
+   */
+  #followServerType = false;
   /** Qualified names of this session's temporary tables. */
   readonly #temporary = new Set<string>();
   /** Something ran that may have created temporary tables unseen (a procedure, say). */
@@ -253,6 +227,11 @@ export class StatementRouter {
     this.#stateDirty = false;
     this.#snapshot = readProbe(row);
     if (this.#snapshot === null) return;
+    const serverType = this.#snapshot.queryCacheType;
+    if (this.#followServerType && serverType !== null) {
+      // nicecache's own setting is its global value: a session cannot turn on what it turned off.
+      this.#type = this.#cache.type === 0 ? 0 : serverType;
+    }
     if (this.#snapshot.schema !== null && this.#snapshot.lowerCaseTableNames !== 0)
       this.#snapshot.schema = this.#snapshot.schema.toLowerCase();
     this.#sessionKey = this.#worker.sessionKeys.idOf(
@@ -269,7 +248,7 @@ export class StatementRouter {
       plan.seqBefore,
       plan.marks,
       plan.establishesSnapshot && !failed,
-      info !== null && SET_TRANSACTION.test(info.keyText),
+      info?.control?.kind === 'set-transaction',
       plan.isolation,
     );
     if (plan.marks !== null) {
@@ -300,6 +279,7 @@ export class StatementRouter {
           this.#statements.clear();
           this.#tablesLocked = false;
           this.#type = this.#cache.type;
+          this.#followServerType = false;
         }
         this.#stateDirty = true;
         return;
@@ -327,8 +307,28 @@ export class StatementRouter {
       this.#hiddenTemporary = true;
     }
     if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
-    if (!failed && plan.command === Command.QUERY && RESET_QUERY_CACHE.test(info.keyText)) {
-      this.#cache.clear();
+    if (!failed && plan.command !== Command.STMT_PREPARE) this.#onControl(info);
+  }
+
+  /** What the proxy does itself once the server has accepted a control statement. */
+  #onControl(info: StatementInfo): void {
+    const control = info.control;
+    if (control === null) return;
+    switch (control.kind) {
+      case 'reset-query-cache':
+        this.#cache.clear();
+        return;
+      case 'flush':
+        if (control.status) this.#cache.stats.flush();
+        return;
+      case 'set-query-cache-type':
+        // The server's variable: the probe that follows reads the value now in force. DEFAULT
+        // hands the session back to nicecache's own --query-cache-type.
+        if (control.scope === 'session') {
+          this.#followServerType = control.value !== 'default';
+          if (!this.#followServerType) this.#type = this.#cache.type;
+        }
+        return;
     }
   }
 
@@ -376,27 +376,17 @@ export class StatementRouter {
   #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
     // Latin-1 keeps every byte as one character: keys are the exact bytes the client sent.
     const sql = payload.toString('latin1', 1);
-    const typeChange = SET_PREFIX.test(sql) ? SET_QUERY_CACHE_TYPE.exec(sql) : null;
-    if (typeChange !== null) {
-      this.#type = QUERY_CACHE_TYPE_VALUES[typeChange[1]!.toUpperCase()]!;
-      return { action: 'answer', bytes: encodeOk({ status: this.txn.status }, 1) };
-    }
-    const diagnostics = (lastHit !== null || this.#stateDirty) && readsDiagnostics(sql);
+    const entry = this.#classify(sql);
+    const info = entry.info;
+    const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && FOUND_ROWS.test(sql)) {
+    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
     if (this.#stateDirty && !diagnostics) return { action: 'probe', sql: this.#probeSql };
-    const entry = this.#classify(sql);
-    const info = entry.info;
-    if (info.kind === 'show') {
-      const status = parseShowStatus(info.keyText);
-      if (status !== null) {
-        const route = this.#forward(Command.QUERY, info, null, false);
-        route.plan!.status = status;
-        return route;
-      }
+    if (info.control?.kind === 'show-status') {
+      return this.#withStatus(this.#forward(Command.QUERY, info, null, false), info, false);
     }
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
@@ -405,13 +395,31 @@ export class StatementRouter {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${info.keyText}`;
     }
-    return this.#routeSelect(
+    const route = this.#routeSelect(
       entry,
       entry.key,
       this.#snapshot?.schema ?? null,
       marks,
       Command.QUERY,
     );
+    return info.control === null ? route : this.#withStatus(route, info, false);
+  }
+
+  /**
+   * SHOW STATUS, or a read of information_schema's status tables: the reply gets nicecache's
+   * counters, unless nicecache's cache is off, when the server's own are the ones in force.
+   */
+  #withStatus(route: Route, info: StatementInfo, binary: boolean): Route {
+    const statement = info.control;
+    if (
+      route.action === 'forward' &&
+      route.plan !== null &&
+      this.#cache.type !== 0 &&
+      (statement?.kind === 'show-status' || statement?.kind === 'status-table')
+    ) {
+      route.plan.status = { statement, binary };
+    }
+    return route;
   }
 
   // --- prepared statements --------------------------------------------------------------------
@@ -439,11 +447,14 @@ export class StatementRouter {
     if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const info = statement.entry.info;
     const marks = this.#writeMarks(statement.entry, statement.schema);
+    // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
+    const binaryStatus = info.control !== null && payload[5] === 0;
     if (info.kind !== 'select') {
       statement.longData = false;
       this.#executeKey(statement, payload);
       statement.serverTypes = statement.types;
-      return this.#forward(Command.STMT_EXECUTE, info, marks, false);
+      const route = this.#forward(Command.STMT_EXECUTE, info, marks, false);
+      return binaryStatus ? this.#withStatus(route, info, true) : route;
     }
     const key = this.#executeKey(statement, payload);
     statement.longData = false;
@@ -462,7 +473,7 @@ export class StatementRouter {
     );
     this.#mayHit = true;
     if (route.action === 'forward') statement.serverTypes = statement.types;
-    return route;
+    return binaryStatus ? this.#withStatus(route, info, true) : route;
   }
 
   /**
@@ -637,7 +648,7 @@ export class StatementRouter {
       (info.writesEverything && (SCHEMA_CHANGING.has(info.kind) || info.multiStatement));
     const snapshot = this.#snapshot;
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
-    const commitsXa = info.kind === 'xa' && XA_COMMIT.test(info.keyText);
+    const commitsXa = info.control?.kind === 'xa-commit';
     const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
     if (
       info.writesEverything ||
@@ -683,7 +694,7 @@ export class StatementRouter {
       const name = qualify(table, schema);
       if (name !== null) names.push(name);
     }
-    if (DROP.test(info.keyText)) {
+    if (info.control?.kind === 'drop') {
       for (const name of names) this.#temporary.delete(name);
       return;
     }
@@ -734,7 +745,7 @@ export class StatementRouter {
   ): Route & { action: 'forward' } {
     // The server runs a SELECT: FOUND_ROWS() is its again.
     if (info?.kind === 'select') this.#foundRowsDebt = null;
-    if (info !== null && info.kind === 'begin' && CONSISTENT_SNAPSHOT.test(info.keyText)) {
+    if (info?.control?.kind === 'consistent-snapshot') {
       establishesSnapshot = true;
     }
     // The marks go up before the command is sent: the caller sends it right after this.
