@@ -177,7 +177,8 @@ function classifyStatement(
     kind,
     reads: s.reads,
     writes: s.writes,
-    writesEverything: s.writesEverything,
+    writesEverything:
+      s.writesEverything && !(facts.control?.kind === 'flush' && facts.control.dataUnchanged),
     cacheable: verdict.cacheable,
     notCacheableReason: verdict.reason,
     sqlCache: s.sqlNoCache ? 'SQL_NO_CACHE' : s.sqlCache ? 'SQL_CACHE' : 'default',

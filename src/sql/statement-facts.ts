@@ -255,23 +255,34 @@ function cacheTypeValue(cursor: Cursor, index: number): 0 | 1 | 2 | 'default' | 
   return null;
 }
 
-/** FLUSH [NO_WRITE_TO_BINLOG | LOCAL] option [, option]...: STATUS among them? */
+/**
+ * FLUSH [NO_WRITE_TO_BINLOG | LOCAL] option [, option]...: is STATUS among the options, and are
+ * they all ones that change no data (STATUS, QUERY CACHE: the server's FLUSH QUERY CACHE only
+ * defragments)?
+ */
 function flushStatement(cursor: Cursor): StatementControl {
+  let at = cursor.start + 1;
+  const modifier = cursor.wordAt(at);
+  if (modifier === W.NO_WRITE_TO_BINLOG || modifier === W.LOCAL) at++;
   let status = false;
-  for (let i = cursor.start + 1; i < cursor.end; i++) {
-    if (cursor.wordAt(i) !== W.STATUS) continue;
-    const before = i - 1;
-    const previous = cursor.wordAt(before);
-    if (
-      before === cursor.start ||
-      cursor.isOperatorAt(before, COMMA) ||
-      previous === W.NO_WRITE_TO_BINLOG ||
-      previous === W.LOCAL
-    ) {
+  let dataUnchanged = at < cursor.end;
+  for (;;) {
+    const option = cursor.wordAt(at);
+    if (option === W.STATUS) {
       status = true;
+      at++;
+    } else if (option === W.QUERY && cursor.wordAt(at + 1) === W.CACHE) {
+      at += 2;
+    } else {
+      // Any other option: skip it, up to the next comma.
+      dataUnchanged = false;
+      while (at < cursor.end && !cursor.isOperatorAt(at, COMMA)) at++;
     }
+    if (!cursor.isOperatorAt(at, COMMA)) break;
+    at++;
   }
-  return { kind: 'flush', status };
+  if (at < cursor.end) dataUnchanged = false;
+  return { kind: 'flush', status, dataUnchanged };
 }
 
 /** The word id of a system variable's name (after @@ and an optional scope), or -1. */

@@ -94,8 +94,11 @@ export type StatementControl =
     }
   /** RESET QUERY CACHE. */
   | { kind: 'reset-query-cache' }
-  /** FLUSH ...; `status` when FLUSH STATUS is among its options. */
-  | { kind: 'flush'; status: boolean }
+  /**
+   * FLUSH ...; `status` when FLUSH STATUS is among its options; `dataUnchanged` when every option
+   * leaves data and privileges alone (STATUS, QUERY CACHE), so nothing is invalidated.
+   */
+  | { kind: 'flush'; status: boolean; dataUnchanged: boolean }
   /** SHOW [GLOBAL | SESSION] STATUS [LIKE 'pattern' | WHERE ...]; `like` is the pattern's value. */
   | { kind: 'show-status'; scope: 'global' | 'session'; like: string | null; where: boolean }
   /** A SELECT reading information_schema.GLOBAL_STATUS or SESSION_STATUS. */

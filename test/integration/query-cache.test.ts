@@ -22,6 +22,7 @@ import {
   queryPacket,
   rowsOf,
   runStatements,
+  withServerQueryCache,
 } from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
@@ -103,46 +104,11 @@ function initDb(database: string): Buffer {
 
 /**
  * SET SESSION query_cache_type is the server's variable: the proxy forwards it, and its reply is
- * compared like any other. The scenarios that set it run with sessionCacheTypes(), so the server
- * accepts every value.
+ * compared like any other. The scenarios that set it run with the server's query_cache_type ON
+ * and its query_cache_size 0, so the server accepts every value and its own cache stays off.
  */
 async function setCacheType(session: Session, value: string): Promise<void> {
   await session.query(`SET SESSION query_cache_type = ${value}`);
-}
-
-/**
- * Runs `body` with the server's query_cache_type ON and its query_cache_size 0: its own cache
- * stays off, and sessions may choose OFF, ON or DEMAND (with the type OFF it refuses all but OFF,
- * error 1925). The server's settings are put back afterwards.
- */
-async function sessionCacheTypes(body: () => Promise<void>): Promise<void> {
-  const admin = await RawClient.connect({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    user: BACKEND_USER,
-    password: BACKEND_PASSWORD,
-    database: null,
-  });
-  try {
-    const [row] = rowsOf(
-      await admin.query('SELECT @@global.query_cache_type, @@global.query_cache_size'),
-      admin.deprecateEof,
-    );
-    const run = async (sql: string): Promise<void> => {
-      const error = replyError(await admin.query(sql));
-      assert.equal(error, null, `${sql}: ${error?.message}`);
-    };
-    await run('SET GLOBAL query_cache_size = 0');
-    await run('SET GLOBAL query_cache_type = ON');
-    try {
-      await body();
-    } finally {
-      await run(`SET GLOBAL query_cache_type = ${row![0]}`);
-      await run(`SET GLOBAL query_cache_size = ${row![1]}`);
-    }
-  } finally {
-    admin.close();
-  }
 }
 
 type WriteRound = [
@@ -1465,7 +1431,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
     }));
 
   test('query_cache_type DEMAND: only SELECT SQL_CACHE is cached', () =>
-    sessionCacheTypes(() =>
+    withServerQueryCache({ type: 'ON', size: 0 }, () =>
       scenario(KV, async (run) => {
         const a = await run.session('A', { worker: 0 });
         const b = await run.session('B', { worker: 0 });
@@ -1882,7 +1848,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
     }));
 
   test('COM_RESET_CONNECTION resets query_cache_type', () =>
-    sessionCacheTypes(() =>
+    withServerQueryCache({ type: 'ON', size: 0 }, () =>
       scenario(KV, async (run) => {
         const a = await run.session('A', { worker: 0 });
         await setCacheType(a, 'DEMAND');

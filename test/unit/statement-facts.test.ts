@@ -84,11 +84,14 @@ const CONTROLS: Array<[string, StatementControl | null]> = [
   ['reset  query\ncache;', { kind: 'reset-query-cache' }],
   ['/*!40000 RESET QUERY CACHE */', { kind: 'reset-query-cache' }],
   ['RESET MASTER', null],
-  ['FLUSH STATUS', { kind: 'flush', status: true }],
-  ['FLUSH LOCAL STATUS', { kind: 'flush', status: true }],
-  ['FLUSH TABLES, STATUS', { kind: 'flush', status: true }],
-  ['FLUSH QUERY CACHE', { kind: 'flush', status: false }],
-  ['FLUSH TABLES', { kind: 'flush', status: false }],
+  ['FLUSH STATUS', { kind: 'flush', status: true, dataUnchanged: true }],
+  ['FLUSH LOCAL STATUS', { kind: 'flush', status: true, dataUnchanged: true }],
+  ['FLUSH TABLES, STATUS', { kind: 'flush', status: true, dataUnchanged: false }],
+  ['flush status, query  cache', { kind: 'flush', status: true, dataUnchanged: true }],
+  ['FLUSH PRIVILEGES', { kind: 'flush', status: false, dataUnchanged: false }],
+  ['FLUSH TABLE t', { kind: 'flush', status: false, dataUnchanged: false }],
+  ['FLUSH QUERY CACHE', { kind: 'flush', status: false, dataUnchanged: true }],
+  ['FLUSH TABLES', { kind: 'flush', status: false, dataUnchanged: false }],
   // XA COMMIT, consistent snapshots, DROP.
   ["XA COMMIT 'x'", { kind: 'xa-commit' }],
   ["/* tm */ xa  commit 'x' ONE PHASE", { kind: 'xa-commit' }],
@@ -166,6 +169,18 @@ describe('statement facts', () => {
       const info = classify(sql, OPTIONS);
       assert.equal(info.readsDiagnostics, diagnostics, `${sql}: readsDiagnostics`);
       assert.equal(info.readsFoundRows, foundRows, `${sql}: readsFoundRows`);
+    }
+  });
+
+  test('FLUSH STATUS and FLUSH QUERY CACHE invalidate nothing; other FLUSH statements everything', () => {
+    for (const [sql, everything] of [
+      ['FLUSH STATUS', false],
+      ['FLUSH NO_WRITE_TO_BINLOG QUERY CACHE', false],
+      ['FLUSH TABLES', true],
+      ['FLUSH STATUS, PRIVILEGES', true],
+      ['RESET QUERY CACHE', true],
+    ] as const) {
+      assert.equal(classify(sql, OPTIONS).writesEverything, everything, sql);
     }
   });
 
