@@ -26,7 +26,7 @@ import {
 } from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
-import { RawClient, replyError } from '../support/raw-client.ts';
+import { RawClient } from '../support/raw-client.ts';
 import type { RawPacket } from '../support/raw-client.ts';
 
 const DB = 'nc_qcache';
