@@ -120,6 +120,8 @@ export class StatementRouter {
    * the server's session value, as the probe reads it, instead of --query-cache-type.
    */
   #followServerType = false;
+  /** The session's query_cache_type at the last probe (null: not probed since login or reset). */
+  #probedType: 0 | 1 | 2 | null = null;
   /** Qualified names of this session's temporary tables. */
   readonly #temporary = new Set<string>();
   /** Something ran that may have created temporary tables unseen (a procedure, say). */
@@ -182,9 +184,9 @@ export class StatementRouter {
       case Command.QUERY:
         return this.#routeQuery(payload, lastHit);
       case Command.STMT_PREPARE:
-        return this.#routePrepare(payload);
+        return this.#routePrepare(payload, lastHit);
       case Command.STMT_EXECUTE:
-        return this.#routeExecute(payload);
+        return this.#routeExecute(payload, lastHit);
       case Command.STMT_SEND_LONG_DATA: {
         const statement = this.#statements.get(payload.readUInt32LE(1));
         if (statement !== undefined) statement.longData = true;
@@ -228,6 +230,11 @@ export class StatementRouter {
     this.#snapshot = readProbe(row);
     if (this.#snapshot === null) return;
     const serverType = this.#snapshot.queryCacheType;
+    // Changed by something the proxy did not read as a SET (a procedure, a multi-statement text).
+    if (this.#probedType !== null && serverType !== null && serverType !== this.#probedType) {
+      this.#followServerType = true;
+    }
+    this.#probedType = serverType;
     if (this.#followServerType && serverType !== null) {
       // nicecache's own setting is its global value: a session cannot turn on what it turned off.
       this.#type = this.#cache.type === 0 ? 0 : serverType;
@@ -280,6 +287,7 @@ export class StatementRouter {
           this.#tablesLocked = false;
           this.#type = this.#cache.type;
           this.#followServerType = false;
+          this.#probedType = null;
         }
         this.#stateDirty = true;
         return;
@@ -424,16 +432,20 @@ export class StatementRouter {
 
   // --- prepared statements --------------------------------------------------------------------
 
-  #routePrepare(payload: Buffer): Route {
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
+  #routePrepare(payload: Buffer, lastHit: Buffer | null): Route {
     const sql = payload.toString('latin1', 1);
     const entry = this.#classify(sql);
+    // Preparing a reader of diagnostics right after a hit: put them right before, as the
+    // execution that follows may come at once.
+    if (entry.info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    // After the probe the command is routed again, and classified under the sql_mode it found.
+    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const route = this.#forward(Command.STMT_PREPARE, entry.info, null, false);
     route.plan!.prepare = { sql, entry, schema: this.#snapshot?.schema ?? null };
     return route;
   }
 
-  #routeExecute(payload: Buffer): Route {
+  #routeExecute(payload: Buffer, lastHit: Buffer | null): Route {
     const statement = this.#statements.get(payload.readUInt32LE(1));
     if (statement === undefined) {
       // Not prepared through this session's commands as far as we saw: assume the worst.
@@ -444,8 +456,13 @@ export class StatementRouter {
         false,
       );
     }
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const info = statement.entry.info;
+    // A prepared reader of diagnostics reads the server's too: as for text, they are put right.
+    if (info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
+      return this.#settleDiagnostics(this.#foundRowsDebt);
+    }
+    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const marks = this.#writeMarks(statement.entry, statement.schema);
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;

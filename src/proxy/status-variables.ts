@@ -46,6 +46,7 @@ const STRING_TYPES = new Set([
 ]);
 
 interface Column {
+  schema: string;
   orgTable: string;
   orgName: string;
   type: number;
@@ -149,6 +150,7 @@ function addExtraRows(
 function isStatusColumn(column: Column, name: string): boolean {
   const table = column.orgTable.toUpperCase();
   return (
+    column.schema.toLowerCase() === 'information_schema' &&
     column.orgName.toUpperCase() === name &&
     (table === 'GLOBAL_STATUS' || table === 'SESSION_STATUS')
   );
@@ -167,7 +169,12 @@ function readColumn(payload: Buffer | undefined): Column | null {
   }
   const fixed = readLenencInt(payload, pos);
   if (fixed === null || fixed.end + 7 > payload.length) return null;
-  return { orgTable: strings[3]!, orgName: strings[5]!, type: payload[fixed.end + 6]! };
+  return {
+    schema: strings[1]!,
+    orgTable: strings[3]!,
+    orgName: strings[5]!,
+    type: payload[fixed.end + 6]!,
+  };
 }
 
 function readTextRow(row: Buffer, columns: number): Array<Buffer | null> | null {

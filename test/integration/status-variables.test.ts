@@ -144,6 +144,15 @@ describe('status and query cache variables: directly and through the proxy', () 
         if (reader.startsWith('/* app */ GET')) await a.query('SELECT @n');
       }
       await run.expect({ hits: 5 }, 'each read before the diagnostics was a hit');
+      // Prepared readers of diagnostics, executed right after a hit.
+      const limit2 = `${READ_T} LIMIT 2`;
+      await a.query(limit2);
+      for (const reader of ['SELECT FOUND_ROWS()', 'SHOW WARNINGS', 'SELECT ROW_COUNT()']) {
+        await a.queryThenDiagnostics("SELECT CAST('x' AS SIGNED) FROM t");
+        await a.queryThenDiagnostics(limit2);
+        await a.execute(reader);
+      }
+      await run.expect({ hits: 3 }, 'each read before a prepared reader was a hit');
     }));
 
   test('SHOW STATUS in every form shows nicecache’s Qcache_* values', () =>
