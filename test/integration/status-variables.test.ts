@@ -424,6 +424,12 @@ describe('status and query cache variables: directly and through the proxy', () 
           { hits: 2 },
           'COM_RESET_CONNECTION: nicecache’s default again (B’s entry)',
         );
+        // Set by a procedure: the probe finds the change.
+        await a.query('CREATE PROCEDURE p() SET SESSION query_cache_type = OFF');
+        await a.query('CALL p()');
+        await a.query('SELECT @@session.query_cache_type');
+        await a.query(READ_T);
+        await run.expect({ hits: 0, bypass_not_requested: 2 }, 'set OFF inside a procedure');
       }),
     ));
 });
