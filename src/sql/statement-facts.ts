@@ -53,6 +53,10 @@ const WORDS = [
 type Word = (typeof WORDS)[number];
 const table = new WordTable(WORDS);
 const W = Object.fromEntries(WORDS.map((word, id) => [word, id])) as Record<Word, number>;
+const FOUND_ROWS_LENGTH = 'FOUND_ROWS'.length;
+const GLOBAL_STATUS_LENGTH = 'GLOBAL_STATUS'.length;
+const SESSION_STATUS_LENGTH = 'SESSION_STATUS'.length;
+const ROW_COUNT_LENGTH = 'ROW_COUNT'.length;
 
 export interface StatementFacts {
   control: StatementControl | null;
@@ -69,17 +73,20 @@ export function statementFacts(
   reads: readonly TableRef[],
   backslashEscapes: boolean,
 ): StatementFacts {
-  const cursor = new Cursor(tokens, start, end);
+  const cursor = scratch.reset(tokens, start, end);
   let readsDiagnostics = false;
   let readsFoundRows = false;
+  // Every statement the proxy has not seen before passes here: most tokens are rejected by
+  // their kind, their length and what follows them, before any lookup.
+  const { kinds, starts, ends } = tokens;
   for (let i = start; i < end; i++) {
-    const tokenKind = tokens.kinds[i];
+    const tokenKind = kinds[i];
     if (tokenKind === TokenKind.Word) {
+      const length = ends[i]! - starts[i]!;
+      if (length !== FOUND_ROWS_LENGTH && length !== ROW_COUNT_LENGTH) continue;
+      if (!cursor.isOperatorAt(i + 1, LEFT_PARENTHESIS)) continue;
       const word = cursor.wordAt(i);
-      if (
-        (word === W.FOUND_ROWS || word === W.ROW_COUNT) &&
-        cursor.isOperatorAt(i + 1, LEFT_PARENTHESIS)
-      ) {
+      if (word === W.FOUND_ROWS || word === W.ROW_COUNT) {
         readsDiagnostics = true;
         if (word === W.FOUND_ROWS) readsFoundRows = true;
       }
@@ -151,6 +158,8 @@ function controlOf(
 
 /** information_schema.GLOBAL_STATUS or SESSION_STATUS (or either name with no schema). */
 function isStatusTable(table: TableRef): boolean {
+  const length = table.name.length;
+  if (length !== GLOBAL_STATUS_LENGTH && length !== SESSION_STATUS_LENGTH) return false;
   const name = table.name.toUpperCase();
   if (name !== 'GLOBAL_STATUS' && name !== 'SESSION_STATUS') return false;
   return table.schema === null || table.schema.toLowerCase() === 'information_schema';
@@ -307,14 +316,15 @@ function systemVariableScope(tokens: TokenList, index: number): number | null {
 
 /** Reads words and literals of one statement. */
 class Cursor {
-  readonly tokens: TokenList;
-  readonly start: number;
-  readonly end: number;
+  tokens!: TokenList;
+  start = 0;
+  end = 0;
 
-  constructor(tokens: TokenList, start: number, end: number) {
+  reset(tokens: TokenList, start: number, end: number): this {
     this.tokens = tokens;
     this.start = start;
     this.end = end;
+    return this;
   }
 
   kindAt(index: number): number {
@@ -396,3 +406,6 @@ function unescape(c: string): string {
   }
   return c;
 }
+
+/** One statement is looked at at a time: one cursor serves them all. */
+const scratch = new Cursor();
