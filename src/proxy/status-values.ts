@@ -18,18 +18,21 @@ export function statusValues(cache: QueryCache): StatusValues {
   const shown = (counter: number): string => String(stats.shown(counter));
   const inCache = stats.total(Counter.QUERIES_IN_CACHE);
   const budget = cache.budgetBytes * stats.workers;
-  const own = new Map<string, string>([
-    ['QCACHE_HITS', shown(Counter.HITS)],
-    ['QCACHE_INSERTS', shown(Counter.INSERTS)],
-    ['QCACHE_NOT_CACHED', shown(Counter.NOT_CACHED)],
-    ['QCACHE_LOWMEM_PRUNES', shown(Counter.LOWMEM_PRUNES)],
-    ['QCACHE_QUERIES_IN_CACHE', String(inCache)],
+  const serverNamed: Array<readonly [string, string]> = [
+    ['Qcache_free_blocks', '0'],
+    ['Qcache_free_memory', String(Math.max(0, budget - stats.total(Counter.BYTES_USED)))],
+    ['Qcache_hits', shown(Counter.HITS)],
+    ['Qcache_inserts', shown(Counter.INSERTS)],
+    ['Qcache_lowmem_prunes', shown(Counter.LOWMEM_PRUNES)],
+    ['Qcache_not_cached', shown(Counter.NOT_CACHED)],
+    ['Qcache_queries_in_cache', String(inCache)],
     // One block per result, and no free blocks: the store does not fragment.
-    ['QCACHE_TOTAL_BLOCKS', String(inCache)],
-    ['QCACHE_FREE_BLOCKS', '0'],
-    ['QCACHE_FREE_MEMORY', String(Math.max(0, budget - stats.total(Counter.BYTES_USED)))],
-  ]);
+    ['Qcache_total_blocks', String(inCache)],
+  ];
+  const own = new Map(serverNamed.map(([name, value]) => [name.toUpperCase(), value]));
   const extra: Array<readonly [string, string]> = [
+    // A server without a query cache (MySQL 8) has none of these rows: they are added then.
+    ...serverNamed,
     ['Qcache_invalidations', shown(Counter.INVALIDATIONS)],
     ['Qcache_invalidations_all', shown(Counter.INVALIDATIONS_ALL)],
     ['Qcache_too_large', shown(Counter.TOO_LARGE)],
