@@ -439,7 +439,10 @@ export class StatementRouter {
     // execution that follows may come at once.
     if (entry.info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
     // After the probe the command is routed again, and classified under the sql_mode it found.
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
+    // Not before a reader of diagnostics: it would read the probe's (it reads no cached table).
+    if (this.#stateDirty && !entry.info.readsDiagnostics) {
+      return { action: 'probe', sql: this.#probeSql };
+    }
     const route = this.#forward(Command.STMT_PREPARE, entry.info, null, false);
     route.plan!.prepare = { sql, entry, schema: this.#snapshot?.schema ?? null };
     return route;
@@ -462,7 +465,8 @@ export class StatementRouter {
     if (this.#foundRowsDebt !== null && info.readsFoundRows) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
+    // The probe would change what the statement reads: diagnostics go first, as for text.
+    if (this.#stateDirty && !info.readsDiagnostics) return { action: 'probe', sql: this.#probeSql };
     const marks = this.#writeMarks(statement.entry, statement.schema);
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;
@@ -672,7 +676,9 @@ export class StatementRouter {
       commitsXa ||
       readWrites ||
       snapshot === null ||
-      snapshot.unsafeCharset
+      snapshot.unsafeCharset ||
+      // Sent before the probe (it reads diagnostics): the current schema may have changed.
+      this.#stateDirty
     ) {
       if (
         info.writesEverything ||

@@ -153,6 +153,35 @@ describe('status and query cache variables: directly and through the proxy', () 
         await a.execute(reader);
       }
       await run.expect({ hits: 3 }, 'each read before a prepared reader was a hit');
+      // After a statement that may change session state the proxy probes the session: not
+      // before a prepared reader of diagnostics, which would read the probe's.
+      for (const reader of ['SELECT FOUND_ROWS()', 'SELECT ROW_COUNT()']) {
+        await a.queryThenDiagnostics(`SELECT SQL_NO_CACHE * FROM t LIMIT 2`);
+        await a.queryThenDiagnostics('SET @x = 1');
+        await a.execute(reader);
+      }
+    }));
+
+  test('a write that reads diagnostics right after USE invalidates the table it writes', () =>
+    scenario(async (run) => {
+      await run.admin([
+        `DROP DATABASE IF EXISTS ${DB}_2`,
+        `CREATE DATABASE ${DB}_2`,
+        `CREATE TABLE ${DB}_2.t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB`,
+      ]);
+      await run.settle();
+      const reader = await run.session('reader', { worker: 0 });
+      const writer = await run.session('writer', { worker: 0 });
+      const other = `SELECT * FROM ${DB}_2.t ORDER BY id`;
+      await reader.query(other);
+      await reader.query(other);
+      await run.expect({ hits: 1 }, 'cached');
+      // USE leaves the session's state to be probed; the write reads ROW_COUNT(), so it goes
+      // before the probe, while the proxy does not yet know which schema "t" is in.
+      await writer.query(`USE ${DB}_2`);
+      await writer.query('INSERT INTO t SELECT 9, ROW_COUNT()');
+      await reader.query(other);
+      await run.admin([`DROP DATABASE IF EXISTS ${DB}_2`]);
     }));
 
   test('SHOW STATUS in every form shows nicecache’s Qcache_* values', () =>
