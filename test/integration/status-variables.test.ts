@@ -127,62 +127,68 @@ describe('status and query cache variables: directly and through the proxy', () 
     differential(proxy, { database: DB, setup: fresh() }, script);
 
   test('diagnostics after a hit: comments and executable comments change nothing', () =>
-    scenario(async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(READ_T);
-      for (const reader of [
-        '/* app */ SHOW WARNINGS',
-        '-- app\nSHOW   COUNT(*) WARNINGS',
-        '/*!40100 SHOW WARNINGS */',
-        '/* app */ GET DIAGNOSTICS @n = NUMBER',
-        'SELECT /* c */ @@session.warning_count',
-      ]) {
-        // A warning the server keeps until a statement that reads a table runs: a hit runs none.
-        await a.queryThenDiagnostics("SELECT CAST('x' AS SIGNED)");
-        await a.queryThenDiagnostics(READ_T);
-        await a.query(reader);
-        if (reader.startsWith('/* app */ GET')) await a.query('SELECT @n');
-      }
-      await run.expect({ hits: 5 }, 'each read before the diagnostics was a hit');
-      // Prepared readers of diagnostics, executed right after a hit.
-      const limit2 = `${READ_T} LIMIT 2`;
-      await a.query(limit2);
-      for (const reader of ['SELECT FOUND_ROWS()', 'SHOW WARNINGS', 'SELECT ROW_COUNT()']) {
-        await a.queryThenDiagnostics("SELECT CAST('x' AS SIGNED) FROM t");
-        await a.queryThenDiagnostics(limit2);
-        await a.execute(reader);
-      }
-      await run.expect({ hits: 3 }, 'each read before a prepared reader was a hit');
-      // After a statement that may change session state the proxy probes the session: not
-      // before a prepared reader of diagnostics, which would read the probe's.
-      for (const reader of ['SELECT FOUND_ROWS()', 'SELECT ROW_COUNT()']) {
-        await a.queryThenDiagnostics(`SELECT SQL_NO_CACHE * FROM t LIMIT 2`);
-        await a.queryThenDiagnostics('SET @x = 1');
-        await a.execute(reader);
-      }
-    }));
+    // A hit of the server's own cache leaves other diagnostics than a run: it stays off.
+    withServerQueryCache({ type: 'OFF', size: 1 << 20 }, () =>
+      scenario(async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query(READ_T);
+        for (const reader of [
+          '/* app */ SHOW WARNINGS',
+          '-- app\nSHOW   COUNT(*) WARNINGS',
+          '/*!40100 SHOW WARNINGS */',
+          '/* app */ GET DIAGNOSTICS @n = NUMBER',
+          'SELECT /* c */ @@session.warning_count',
+        ]) {
+          // A warning the server keeps until a statement that reads a table runs: a hit runs none.
+          await a.queryThenDiagnostics("SELECT CAST('x' AS SIGNED)");
+          await a.queryThenDiagnostics(READ_T);
+          await a.query(reader);
+          if (reader.startsWith('/* app */ GET')) await a.query('SELECT @n');
+        }
+        await run.expect({ hits: 5 }, 'each read before the diagnostics was a hit');
+        // Prepared readers of diagnostics, executed right after a hit.
+        const limit2 = `${READ_T} LIMIT 2`;
+        await a.query(limit2);
+        for (const reader of ['SELECT FOUND_ROWS()', 'SHOW WARNINGS', 'SELECT ROW_COUNT()']) {
+          await a.queryThenDiagnostics("SELECT CAST('x' AS SIGNED) FROM t");
+          await a.queryThenDiagnostics(limit2);
+          await a.execute(reader);
+        }
+        await run.expect({ hits: 3 }, 'each read before a prepared reader was a hit');
+        // After a statement that may change session state the proxy probes the session: not
+        // before a prepared reader of diagnostics, which would read the probe's.
+        for (const reader of ['SELECT FOUND_ROWS()', 'SELECT ROW_COUNT()']) {
+          await a.queryThenDiagnostics(`SELECT SQL_NO_CACHE * FROM t LIMIT 2`);
+          await a.queryThenDiagnostics('SET @x = 1');
+          await a.execute(reader);
+        }
+      }),
+    ));
 
   test('a write that reads diagnostics right after USE invalidates the table it writes', () =>
-    scenario(async (run) => {
-      await run.admin([
-        `DROP DATABASE IF EXISTS ${DB}_2`,
-        `CREATE DATABASE ${DB}_2`,
-        `CREATE TABLE ${DB}_2.t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB`,
-      ]);
-      await run.settle();
-      const reader = await run.session('reader', { worker: 0 });
-      const writer = await run.session('writer', { worker: 0 });
-      const other = `SELECT * FROM ${DB}_2.t ORDER BY id`;
-      await reader.query(other);
-      await reader.query(other);
-      await run.expect({ hits: 1 }, 'cached');
-      // USE leaves the session's state to be probed; the write reads ROW_COUNT(), so it goes
-      // before the probe, while the proxy does not yet know which schema "t" is in.
-      await writer.query(`USE ${DB}_2`);
-      await writer.query('INSERT INTO t SELECT 9, ROW_COUNT()');
-      await reader.query(other);
-      await run.admin([`DROP DATABASE IF EXISTS ${DB}_2`]);
-    }));
+    // A hit of the server's own cache leaves other diagnostics than a run: it stays off.
+    withServerQueryCache({ type: 'OFF', size: 1 << 20 }, () =>
+      scenario(async (run) => {
+        await run.admin([
+          `DROP DATABASE IF EXISTS ${DB}_2`,
+          `CREATE DATABASE ${DB}_2`,
+          `CREATE TABLE ${DB}_2.t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB`,
+        ]);
+        await run.settle();
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 0 });
+        const other = `SELECT * FROM ${DB}_2.t ORDER BY id`;
+        await reader.query(other);
+        await reader.query(other);
+        await run.expect({ hits: 1 }, 'cached');
+        // USE leaves the session's state to be probed; the write reads ROW_COUNT(), so it goes
+        // before the probe, while the proxy does not yet know which schema "t" is in.
+        await writer.query(`USE ${DB}_2`);
+        await writer.query('INSERT INTO t SELECT 9, ROW_COUNT()');
+        await reader.query(other);
+        await run.admin([`DROP DATABASE IF EXISTS ${DB}_2`]);
+      }),
+    ));
 
   test('SHOW STATUS in every form shows nicecache’s Qcache_* values', () =>
     // The server's cache off and its counters at zero: its Qcache_hits cannot pass for nicecache's.
