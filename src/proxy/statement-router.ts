@@ -56,6 +56,8 @@ export interface CommandPlan {
   isolation: Isolation | null;
   /** SHOW STATUS or a read of information_schema's status tables: how to rewrite its reply. */
   status: StatusRewrite | null;
+  /** A COM_REFRESH that flushes status: once the server has done so, so do the counters. */
+  flushesStatus?: boolean;
 }
 
 export type Route =
@@ -219,7 +221,11 @@ export class StatementRouter {
       default: {
         // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write.
         const marks: WriteMarks = { slots: null, everything: true, schemaChange: true };
-        return this.#forward(command, null, marks, false);
+        const route = this.#forward(command, null, marks, false);
+        // COM_REFRESH with REFRESH_STATUS is FLUSH STATUS.
+        if (command === Command.REFRESH && ((payload[1] ?? 0) & REFRESH_STATUS) !== 0)
+          route.plan!.flushesStatus = true;
+        return route;
       }
     }
   }
@@ -258,6 +264,7 @@ export class StatementRouter {
       info?.control?.kind === 'set-transaction',
       plan.isolation,
     );
+    if (plan.flushesStatus === true && !failed) this.#cache.stats.flush();
     if (plan.marks !== null) {
       this.#cache.stats.add(
         plan.marks.everything ? Counter.INVALIDATIONS_ALL : Counter.INVALIDATIONS,
@@ -791,6 +798,9 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+
+/** COM_REFRESH's flag for FLUSH STATUS. */
+const REFRESH_STATUS = 0x10;
 
 /** The first execution after DDL says the metadata changed; a slow one says it was slow. */
 const ONE_TIME_STATUS_BITS = ServerStatus.METADATA_CHANGED | ServerStatus.QUERY_WAS_SLOW;

@@ -331,6 +331,10 @@ describe('status and query cache variables: directly and through the proxy', () 
         }
         await a.query(READ_T);
         run.check(valueOf(await status(), 'Qcache_hits') === '1', 'counting again from zero');
+        // COM_REFRESH with REFRESH_STATUS (0x10) is FLUSH STATUS too.
+        await a.query(READ_T);
+        await a.command('COM_REFRESH status', Buffer.from([Command.REFRESH, 0x10]));
+        run.check(valueOf(await status(), 'Qcache_hits') === '0', 'hits after COM_REFRESH');
         await run.baseline();
       }),
     ));
