@@ -2,6 +2,11 @@
  * The query cache's counters, for the whole proxy. Each worker writes only its own region of one
  * SharedArrayBuffer (plain stores, no atomics: one writer per word), and whoever answers
  * SHOW STATUS sums the regions. A hit costs one increment and no cross-thread traffic.
+ *
+ * FLUSH STATUS does not touch the workers' regions (another thread may be adding to them): it
+ * records the totals at that moment in one more region, and SHOW STATUS shows what was added
+ * since. As on the server, it resets the counters and leaves the gauges (results and memory in
+ * the cache now) alone.
  */
 
 /** Counters, each one word per worker. */
@@ -64,6 +69,9 @@ export const BYPASS_NAMES = [
 ] as const;
 const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;
 
+/** Gauges say how things are now: FLUSH STATUS leaves them alone, as the server's NOFLUSH ones. */
+const GAUGES: ReadonlySet<number> = new Set([Counter.QUERIES_IN_CACHE, Counter.BYTES_USED]);
+
 export type CounterName = keyof typeof Counter;
 
 export class CacheStats {
@@ -72,16 +80,20 @@ export class CacheStats {
   readonly #words: Float64Array;
   readonly #base: number;
 
+  readonly #flushedBase: number;
+
+  /** One region per worker, and one for the totals at the last FLUSH STATUS. */
   static allocate(workers: number): SharedArrayBuffer {
-    return new SharedArrayBuffer(workers * WORDS_PER_WORKER * Float64Array.BYTES_PER_ELEMENT);
+    return new SharedArrayBuffer((workers + 1) * WORDS_PER_WORKER * Float64Array.BYTES_PER_ELEMENT);
   }
 
   /** `worker` is this thread's region; the main thread may pass 0 to read only. */
   constructor(buffer: SharedArrayBuffer, worker: number) {
     this.buffer = buffer;
     this.#words = new Float64Array(buffer);
-    this.workers = this.#words.length / WORDS_PER_WORKER;
+    this.workers = this.#words.length / WORDS_PER_WORKER - 1;
     this.#base = worker * WORDS_PER_WORKER;
+    this.#flushedBase = this.workers * WORDS_PER_WORKER;
   }
 
   add(counter: number, amount = 1): void {
@@ -110,5 +122,21 @@ export class CacheStats {
 
   totalBypass(reason: number): number {
     return this.total(COUNTERS + reason);
+  }
+
+  /** What SHOW STATUS shows: the total, less what it was at the last FLUSH STATUS. */
+  shown(counter: number): number {
+    return this.total(counter) - this.#words[this.#flushedBase + counter]!;
+  }
+
+  shownBypass(reason: number): number {
+    return this.shown(COUNTERS + reason);
+  }
+
+  /** FLUSH STATUS: every counter starts again from zero; the gauges stay. */
+  flush(): void {
+    for (let word = 0; word < WORDS_PER_WORKER; word++) {
+      if (!GAUGES.has(word)) this.#words[this.#flushedBase + word] = this.total(word);
+    }
   }
 }

@@ -21,7 +21,16 @@ export interface QueryCacheOptions {
   limitBytes: number;
   /** --query-cache-ttl in ms; 0 keeps results until a write or eviction. */
   ttlMs: number;
+  /**
+   * How often the store drops, in the background, results a write has made stale (they would
+   * otherwise linger until looked up, and Qcache_queries_in_cache would still count them); 0 for
+   * never.
+   */
+  sweepIntervalMs?: number;
 }
+
+/** Entries one background sweep looks at: bounded, so a large store never stalls the worker. */
+const SWEEP_BATCH = 5000;
 
 export class QueryCache {
   readonly registry: InvalidationRegistry;
@@ -31,6 +40,12 @@ export class QueryCache {
   readonly #store: ResultStore;
   #clearCount: number;
   #evictions = 0;
+  /** The registry's sequence when the last complete pass over the store began. */
+  #sweptAt: number | null = null;
+  /** The registry's sequence when the pass under way began. */
+  #passFrom: number | null = null;
+  readonly #isDead = (result: CachedResult): boolean =>
+    !this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq);
 
   constructor(registry: InvalidationRegistry, stats: CacheStats, options: QueryCacheOptions) {
     this.registry = registry;
@@ -39,6 +54,25 @@ export class QueryCache {
     this.limitBytes = options.limitBytes;
     this.#store = new ResultStore({ budgetBytes: options.budgetBytes, ttlMs: options.ttlMs });
     this.#clearCount = registry.clearCount();
+    const interval = options.sweepIntervalMs ?? 0;
+    if (interval > 0) setInterval(() => this.sweep(SWEEP_BATCH), interval).unref();
+  }
+
+  /**
+   * Drops up to `limit` results that no one can be served any more (a write finished on one of
+   * their tables), continuing where the last sweep stopped; nothing to do while no write has
+   * finished since the last full pass. Off the hot path: a timer, and SHOW STATUS.
+   */
+  sweep(limit: number): void {
+    this.#followClears();
+    const sequence = this.registry.sequence();
+    if (this.#sweptAt === sequence) return;
+    this.#passFrom ??= sequence;
+    if (this.#store.sweep(this.#isDead, limit)) {
+      this.#sweptAt = this.#passFrom;
+      this.#passFrom = null;
+    }
+    this.#updateGauges();
   }
 
   /**
@@ -108,6 +142,7 @@ export class QueryCache {
     const count = this.registry.clearCount();
     if (count === this.#clearCount) return;
     this.#clearCount = count;
+    this.#passFrom = null;
     this.#store.clear();
     this.#updateGauges();
   }

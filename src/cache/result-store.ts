@@ -112,6 +112,9 @@ export class ResultStore {
   #bytesUsed = 0;
   #evictions = 0;
   #expired = 0;
+  /** A sweep is under way; `#sweepAt` is the next entry it looks at (null: the pass is done). */
+  #sweeping = false;
+  #sweepAt: Entry | null = null;
 
   constructor(options: ResultStoreOptions) {
     const { budgetBytes, ttlMs = 0, now = () => performance.now() } = options;
@@ -211,7 +214,27 @@ export class ResultStore {
     return true;
   }
 
+  /**
+   * Removes entries `isDead` says can never be served again, looking at no more than `limit` of
+   * them, from where the previous sweep stopped. Returns true when it reached the newest entry.
+   */
+  sweep(isDead: (entry: CachedResult) => boolean, limit: number): boolean {
+    let entry = this.#sweeping ? this.#sweepAt : this.#oldest;
+    this.#sweeping = true;
+    for (let seen = 0; seen < limit && entry !== null; seen++) {
+      const next = entry.newer;
+      if (isDead(entry)) this.#unlink(entry);
+      entry = next;
+    }
+    this.#sweepAt = entry;
+    if (entry !== null) return false;
+    this.#sweeping = false;
+    return true;
+  }
+
   clear(): void {
+    this.#sweeping = false;
+    this.#sweepAt = null;
     this.#entries.clear();
     this.#newest = this.#oldest = this.#hand = null;
     this.#bytesUsed = 0;
@@ -246,6 +269,7 @@ export class ResultStore {
   #unlink(entry: Entry): void {
     this.#entries.delete(entry.key);
     if (this.#hand === entry) this.#hand = entry.newer;
+    if (this.#sweepAt === entry) this.#sweepAt = entry.newer;
     if (entry.newer === null) this.#newest = entry.older;
     else entry.newer.older = entry.older;
     if (entry.older === null) this.#oldest = entry.newer;

@@ -45,8 +45,17 @@ const MYSQL_COLUMNS = MARIADB_COLUMNS.slice(0, -2).map((column) =>
   column === '@@tx_isolation' ? '@@transaction_isolation' : column,
 );
 
+/**
+ * Read after the digest's columns and not part of it (it changes no result bytes): the session's
+ * query_cache_type, which nicecache follows once the session has set it. MySQL 8 has no query
+ * cache and no such variable.
+ */
+const MARIADB_TRAILING_COLUMNS = ['@@session.query_cache_type'] as const;
+
 export function probeSql(serverVersion: string): string {
-  const columns = /mariadb/i.test(serverVersion) ? MARIADB_COLUMNS : MYSQL_COLUMNS;
+  const columns = /mariadb/i.test(serverVersion)
+    ? [...MARIADB_COLUMNS, ...MARIADB_TRAILING_COLUMNS]
+    : MYSQL_COLUMNS;
   return `SELECT ${columns.join(', ')}`;
 }
 
@@ -67,7 +76,11 @@ export interface SessionSnapshot {
   unsafeCharset: boolean;
   /** Every value of the probe, joined: equal digests mean equal result bytes for equal queries. */
   digest: string;
+  /** The session's @@query_cache_type on the server, or null when the server has none. */
+  queryCacheType: 0 | 1 | 2 | null;
 }
+
+const QUERY_CACHE_TYPES: Record<string, 0 | 1 | 2> = { OFF: 0, ON: 1, DEMAND: 2 };
 
 const UNSAFE_CLIENT_CHARSETS = new Set(['big5', 'cp932', 'gbk', 'gb18030', 'sjis']);
 const ISOLATIONS = new Set<string>([
@@ -92,6 +105,13 @@ export function readProbe(row: ReadonlyArray<string | null> | undefined): Sessio
     ansiQuotes: modes.has('ANSI_QUOTES') || modes.has('ANSI'),
     noBackslashEscapes: modes.has('NO_BACKSLASH_ESCAPES'),
     unsafeCharset: UNSAFE_CLIENT_CHARSETS.has((row[6] ?? '').toLowerCase()),
-    digest: row.map((value) => value ?? '\u0000').join('\u0001'),
+    digest: row
+      .slice(0, row.length > MARIADB_COLUMNS.length ? MARIADB_COLUMNS.length : row.length)
+      .map((value) => value ?? '\u0000')
+      .join('\u0001'),
+    queryCacheType:
+      row.length > MARIADB_COLUMNS.length
+        ? (QUERY_CACHE_TYPES[(row[MARIADB_COLUMNS.length] ?? '').toUpperCase()] ?? null)
+        : null,
   };
 }

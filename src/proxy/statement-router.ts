@@ -16,7 +16,6 @@ import {
   LONG_DATA_HEADER_LENGTH,
   statementIdOf,
 } from '../protocol/command-fields.ts';
-import { encodeOk } from '../protocol/generic-packets.ts';
 import { replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
@@ -25,8 +24,7 @@ import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type { MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
-import { parseShowStatus } from './status-variables.ts';
-import type { StatusStatement } from './status-variables.ts';
+import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf } from './reply-rows.ts';
 import type { WriteMarks } from './transaction-state.ts';
@@ -62,8 +60,10 @@ export interface CommandPlan {
   prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
   /** The isolation level the session had when the command was sent. */
   isolation: Isolation | null;
-  /** For SHOW STATUS: the statement, to rewrite its reply. */
-  status: StatusStatement | null;
+  /** SHOW STATUS or a read of information_schema's status tables: how to rewrite its reply. */
+  status: StatusRewrite | null;
+  /** A COM_REFRESH that flushes status: once the server has done so, so do the counters. */
+  flushesStatus?: boolean;
 }
 
 export type Route =
@@ -93,36 +93,6 @@ const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
   'load',
 ]);
 
-/** Statements that read what the previous statement left: they must see the server's truth. */
-function readsDiagnostics(sql: string): boolean {
-  // Every statement after a hit is asked: the substring tests keep the regular expression off
-  // the common path.
-  if (!sql.includes('_') && !SHOW_OR_GET.test(sql)) return false;
-  return READS_DIAGNOSTICS.test(sql);
-}
-
-const FOUND_ROWS = /found_rows/i;
-const SHOW_OR_GET = /^\s*(?:show|get)\s/i;
-const READS_DIAGNOSTICS =
-  /\b(?:found_rows|row_count|warning_count|error_count)\b|^\s*(?:show\s+(?:warnings|errors|count)|get\s+(?:current\s+|stacked\s+)?diagnostics)\b/i;
-
-const SET_PREFIX = /^\s*SET\s/i;
-const SET_QUERY_CACHE_TYPE =
-  /^\s*SET\s+(?:SESSION\s+|LOCAL\s+|@@SESSION\.|@@LOCAL\.|@@)?query_cache_type\s*:?=\s*'?(0|1|2|OFF|ON|DEMAND)'?\s*;?\s*$/i;
-const QUERY_CACHE_TYPE_VALUES: Record<string, QueryCacheType> = {
-  '0': 0,
-  OFF: 0,
-  '1': 1,
-  ON: 1,
-  '2': 2,
-  DEMAND: 2,
-};
-
-const RESET_QUERY_CACHE = /^\s*RESET\s+QUERY\s+CACHE\s*;?\s*$/i;
-const SET_TRANSACTION = /^\s*SET\s+TRANSACTION\b/i;
-const CONSISTENT_SNAPSHOT = /\bCONSISTENT\s+SNAPSHOT\b/i;
-const DROP = /^\s*DROP\b/i;
-const XA_COMMIT = /^\s*XA\s+COMMIT\b/i;
 const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
 /** A statement prepared through COM_STMT_PREPARE, for caching its executions. */
@@ -151,7 +121,15 @@ export class StatementRouter {
   /** The probe must run again before the next statement that depends on session state. */
   #stateDirty = true;
   #sessionKey = '';
+  /** The query_cache_type nicecache applies to this session (see #followServerType). */
   #type: QueryCacheType;
+  /**
+   * The session set its query_cache_type on the server (which accepted it): nicecache follows
+   * the server's session value, as the probe reads it, instead of --query-cache-type.
+   */
+  #followServerType = false;
+  /** The session's query_cache_type at the last probe (null: not probed since login or reset). */
+  #probedType: 0 | 1 | 2 | null = null;
   /** Qualified names of this session's temporary tables. */
   readonly #temporary = new Set<string>();
   /** Something ran that may have created temporary tables unseen (a procedure, say). */
@@ -220,9 +198,9 @@ export class StatementRouter {
       case Command.QUERY:
         return this.#routeQuery(payload, lastHit);
       case Command.STMT_PREPARE:
-        return this.#routePrepare(payload);
+        return this.#routePrepare(payload, lastHit);
       case Command.STMT_EXECUTE:
-        return this.#routeExecute(payload);
+        return this.#routeExecute(payload, lastHit);
       case Command.STMT_SEND_LONG_DATA: {
         // Cut short, the server ignores it without a reply; so does the router.
         if (payload.length < LONG_DATA_HEADER_LENGTH) return FORWARD;
@@ -264,12 +242,17 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
-      default:
+      default: {
         // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write. A command
         // byte the proxy knows no reply shape for gets "Unknown command" from MariaDB: it is
         // announced as a write of everything all the same, but not as a schema change, so that
         // garbage does not make every worker reload its metadata.
-        return this.#forwardUnknown(command, replyShapeOf(command) !== null);
+        const route = this.#forwardUnknown(command, replyShapeOf(command) !== null);
+        // COM_REFRESH with REFRESH_STATUS is FLUSH STATUS.
+        if (command === Command.REFRESH && ((payload[1] ?? 0) & REFRESH_STATUS) !== 0)
+          route.plan!.flushesStatus = true;
+        return route;
+      }
     }
   }
 
@@ -305,7 +288,7 @@ export class StatementRouter {
   }
 
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
-  #forwardUnknown(command: number, schemaChange: boolean): Route {
+  #forwardUnknown(command: number, schemaChange: boolean): Route & { action: 'forward' } {
     this.#stateDirty = true;
     const marks: WriteMarks = { slots: null, everything: true, schemaChange };
     return this.#forward(command, null, marks, false);
@@ -316,6 +299,16 @@ export class StatementRouter {
     this.#stateDirty = false;
     this.#snapshot = readProbe(row);
     if (this.#snapshot === null) return;
+    const serverType = this.#snapshot.queryCacheType;
+    // Changed by something the proxy did not read as a SET (a procedure, a multi-statement text).
+    if (this.#probedType !== null && serverType !== null && serverType !== this.#probedType) {
+      this.#followServerType = true;
+    }
+    this.#probedType = serverType;
+    if (this.#followServerType && serverType !== null) {
+      // nicecache's own setting is its global value: a session cannot turn on what it turned off.
+      this.#type = this.#cache.type === 0 ? 0 : serverType;
+    }
     if (this.#snapshot.schema !== null && this.#snapshot.lowerCaseTableNames !== 0)
       this.#snapshot.schema = this.#snapshot.schema.toLowerCase();
     this.#sessionKey = this.#worker.sessionKeys.idOf(
@@ -332,9 +325,10 @@ export class StatementRouter {
       plan.seqBefore,
       plan.marks,
       plan.establishesSnapshot && !failed,
-      info !== null && SET_TRANSACTION.test(info.keyText),
+      info?.control?.kind === 'set-transaction',
       plan.isolation,
     );
+    if (plan.flushesStatus === true && !failed) this.#cache.stats.flush();
     if (plan.marks !== null) {
       this.#cache.stats.add(
         plan.marks.everything ? Counter.INVALIDATIONS_ALL : Counter.INVALIDATIONS,
@@ -364,6 +358,8 @@ export class StatementRouter {
           this.#tablesLocked = false;
           this.#statementsUncertain = false;
           this.#type = this.#cache.type;
+          this.#followServerType = false;
+          this.#probedType = null;
         }
         this.#stateDirty = true;
         return;
@@ -391,8 +387,28 @@ export class StatementRouter {
       this.#hiddenTemporary = true;
     }
     if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
-    if (!failed && plan.command === Command.QUERY && RESET_QUERY_CACHE.test(info.keyText)) {
-      this.#cache.clear();
+    if (!failed && plan.command !== Command.STMT_PREPARE) this.#onControl(info);
+  }
+
+  /** What the proxy does itself once the server has accepted a control statement. */
+  #onControl(info: StatementInfo): void {
+    const control = info.control;
+    if (control === null) return;
+    switch (control.kind) {
+      case 'reset-query-cache':
+        this.#cache.clear();
+        return;
+      case 'flush':
+        if (control.status) this.#cache.stats.flush();
+        return;
+      case 'set-query-cache-type':
+        // The server's variable: the probe that follows reads the value now in force. DEFAULT
+        // hands the session back to nicecache's own --query-cache-type.
+        if (control.scope === 'session') {
+          this.#followServerType = control.value !== 'default';
+          if (!this.#followServerType) this.#type = this.#cache.type;
+        }
+        return;
     }
   }
 
@@ -440,27 +456,17 @@ export class StatementRouter {
   #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
     // Latin-1 keeps every byte as one character: keys are the exact bytes the client sent.
     const sql = payload.toString('latin1', 1);
-    const typeChange = SET_PREFIX.test(sql) ? SET_QUERY_CACHE_TYPE.exec(sql) : null;
-    if (typeChange !== null) {
-      this.#type = QUERY_CACHE_TYPE_VALUES[typeChange[1]!.toUpperCase()]!;
-      return { action: 'answer', bytes: encodeOk({ status: this.txn.status }, 1) };
-    }
-    const diagnostics = (lastHit !== null || this.#stateDirty) && readsDiagnostics(sql);
+    const entry = this.#classify(sql);
+    const info = entry.info;
+    const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && FOUND_ROWS.test(sql)) {
+    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
     if (this.#stateDirty && !diagnostics) return { action: 'probe', sql: this.#probeSql };
-    const entry = this.#classify(sql);
-    const info = entry.info;
-    if (info.kind === 'show') {
-      const status = parseShowStatus(info.keyText);
-      if (status !== null) {
-        const route = this.#forward(Command.QUERY, info, null, false);
-        route.plan!.status = status;
-        return route;
-      }
+    if (info.control?.kind === 'show-status') {
+      return this.#withStatus(this.#forward(Command.QUERY, info, null, false), info, false);
     }
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
@@ -469,27 +475,52 @@ export class StatementRouter {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${info.keyText}`;
     }
-    return this.#routeSelect(
+    const route = this.#routeSelect(
       entry,
       entry.key,
       this.#snapshot?.schema ?? null,
       marks,
       Command.QUERY,
     );
+    return info.control === null ? route : this.#withStatus(route, info, false);
+  }
+
+  /**
+   * SHOW STATUS, or a read of information_schema's status tables: the reply gets nicecache's
+   * counters, unless nicecache's cache is off, when the server's own are the ones in force.
+   */
+  #withStatus(route: Route, info: StatementInfo, binary: boolean): Route {
+    const statement = info.control;
+    if (
+      route.action === 'forward' &&
+      route.plan !== null &&
+      this.#cache.type !== 0 &&
+      (statement?.kind === 'show-status' || statement?.kind === 'status-table')
+    ) {
+      route.plan.status = { statement, binary };
+    }
+    return route;
   }
 
   // --- prepared statements --------------------------------------------------------------------
 
-  #routePrepare(payload: Buffer): Route {
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
+  #routePrepare(payload: Buffer, lastHit: Buffer | null): Route {
     const sql = payload.toString('latin1', 1);
     const entry = this.#classify(sql);
+    // Preparing a reader of diagnostics right after a hit: put them right before, as the
+    // execution that follows may come at once.
+    if (entry.info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    // After the probe the command is routed again, and classified under the sql_mode it found.
+    // Not before a reader of diagnostics: it would read the probe's (it reads no cached table).
+    if (this.#stateDirty && !entry.info.readsDiagnostics) {
+      return { action: 'probe', sql: this.#probeSql };
+    }
     const route = this.#forward(Command.STMT_PREPARE, entry.info, null, false);
     route.plan!.prepare = { sql, entry, schema: this.#snapshot?.schema ?? null };
     return route;
   }
 
-  #routeExecute(payload: Buffer): Route {
+  #routeExecute(payload: Buffer, lastHit: Buffer | null): Route {
     // Cut short, the server answers 1835 (Malformed communication packet); the router cannot
     // tell which statement it names, so it is announced as an unknown one.
     const statement =
@@ -507,14 +538,23 @@ export class StatementRouter {
         false,
       );
     }
-    if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const info = statement.entry.info;
+    // A prepared reader of diagnostics reads the server's too: as for text, they are put right.
+    if (info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
+      return this.#settleDiagnostics(this.#foundRowsDebt);
+    }
+    // The probe would change what the statement reads: diagnostics go first, as for text.
+    if (this.#stateDirty && !info.readsDiagnostics) return { action: 'probe', sql: this.#probeSql };
     const marks = this.#writeMarks(statement.entry, statement.schema);
+    // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
+    const binaryStatus = info.control !== null && payload[5] === 0;
     if (info.kind !== 'select') {
       statement.longData = false;
       this.#executeKey(statement, payload);
       statement.serverTypes = statement.types;
-      return this.#forward(Command.STMT_EXECUTE, info, marks, false);
+      const route = this.#forward(Command.STMT_EXECUTE, info, marks, false);
+      return binaryStatus ? this.#withStatus(route, info, true) : route;
     }
     const key = this.#executeKey(statement, payload);
     statement.longData = false;
@@ -533,7 +573,7 @@ export class StatementRouter {
     );
     this.#mayHit = true;
     if (route.action === 'forward') statement.serverTypes = statement.types;
-    return route;
+    return binaryStatus ? this.#withStatus(route, info, true) : route;
   }
 
   /**
@@ -710,14 +750,16 @@ export class StatementRouter {
       (info.writesEverything && (SCHEMA_CHANGING.has(info.kind) || info.multiStatement));
     const snapshot = this.#snapshot;
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
-    const commitsXa = info.kind === 'xa' && XA_COMMIT.test(info.keyText);
+    const commitsXa = info.control?.kind === 'xa-commit';
     const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
     if (
       info.writesEverything ||
       commitsXa ||
       readWrites ||
       snapshot === null ||
-      snapshot.unsafeCharset
+      snapshot.unsafeCharset ||
+      // Sent before the probe (it reads diagnostics): the current schema may have changed.
+      this.#stateDirty
     ) {
       if (
         info.writesEverything ||
@@ -756,7 +798,7 @@ export class StatementRouter {
       const name = qualify(table, schema);
       if (name !== null) names.push(name);
     }
-    if (DROP.test(info.keyText)) {
+    if (info.control?.kind === 'drop') {
       for (const name of names) this.#temporary.delete(name);
       return;
     }
@@ -807,7 +849,7 @@ export class StatementRouter {
   ): Route & { action: 'forward' } {
     // The server runs a SELECT: FOUND_ROWS() is its again.
     if (info?.kind === 'select') this.#foundRowsDebt = null;
-    if (info !== null && info.kind === 'begin' && CONSISTENT_SNAPSHOT.test(info.keyText)) {
+    if (info?.control?.kind === 'consistent-snapshot') {
       establishesSnapshot = true;
     }
     // The marks go up before the command is sent: the caller sends it right after this.
@@ -830,6 +872,9 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+
+/** COM_REFRESH's flag for FLUSH STATUS. */
+const REFRESH_STATUS = 0x10;
 
 /** The first execution after DDL says the metadata changed; a slow one says it was slow. */
 const ONE_TIME_STATUS_BITS = ServerStatus.METADATA_CHANGED | ServerStatus.QUERY_WAS_SLOW;

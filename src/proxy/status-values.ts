@@ -1,40 +1,48 @@
 /**
  * The values SHOW STATUS reports for the query cache: the server's Qcache_* names with the
  * proxy-wide totals, and nicecache's own counters that explain what was not cached and why.
+ * Counters count from the last FLUSH STATUS, as the server's do; the gauges say how the cache is
+ * now, so this worker first drops the results a write has made stale (the other workers do so
+ * on their own timer).
  */
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
 import type { QueryCache } from '../cache/query-cache.ts';
+import type { StatusValues } from './status-variables.ts';
 
-/** [values replacing the server's (by upper-case name), rows the server does not have]. */
-export function statusValues(
-  cache: QueryCache,
-): [Map<string, string>, Array<readonly [string, string]>] {
+/** Entries SHOW STATUS looks at in this worker's store before answering. */
+const SWEEP_ON_SHOW = 100_000;
+
+export function statusValues(cache: QueryCache): StatusValues {
+  cache.sweep(SWEEP_ON_SHOW);
   const stats = cache.stats;
-  const total = (counter: number): string => String(stats.total(counter));
+  const shown = (counter: number): string => String(stats.shown(counter));
   const inCache = stats.total(Counter.QUERIES_IN_CACHE);
   const budget = cache.budgetBytes * stats.workers;
-  const own = new Map<string, string>([
-    ['QCACHE_HITS', total(Counter.HITS)],
-    ['QCACHE_INSERTS', total(Counter.INSERTS)],
-    ['QCACHE_NOT_CACHED', total(Counter.NOT_CACHED)],
-    ['QCACHE_LOWMEM_PRUNES', total(Counter.LOWMEM_PRUNES)],
-    ['QCACHE_QUERIES_IN_CACHE', String(inCache)],
+  const serverNamed: Array<readonly [string, string]> = [
+    ['Qcache_free_blocks', '0'],
+    ['Qcache_free_memory', String(Math.max(0, budget - stats.total(Counter.BYTES_USED)))],
+    ['Qcache_hits', shown(Counter.HITS)],
+    ['Qcache_inserts', shown(Counter.INSERTS)],
+    ['Qcache_lowmem_prunes', shown(Counter.LOWMEM_PRUNES)],
+    ['Qcache_not_cached', shown(Counter.NOT_CACHED)],
+    ['Qcache_queries_in_cache', String(inCache)],
     // One block per result, and no free blocks: the store does not fragment.
-    ['QCACHE_TOTAL_BLOCKS', String(inCache)],
-    ['QCACHE_FREE_BLOCKS', '0'],
-    ['QCACHE_FREE_MEMORY', String(Math.max(0, budget - stats.total(Counter.BYTES_USED)))],
-  ]);
+    ['Qcache_total_blocks', String(inCache)],
+  ];
+  const own = new Map(serverNamed.map(([name, value]) => [name.toUpperCase(), value]));
   const extra: Array<readonly [string, string]> = [
-    ['Qcache_invalidations', total(Counter.INVALIDATIONS)],
-    ['Qcache_invalidations_all', total(Counter.INVALIDATIONS_ALL)],
-    ['Qcache_too_large', total(Counter.TOO_LARGE)],
-    ['Qcache_stale_fills_refused', total(Counter.STALE_FILLS_REFUSED)],
-    ['Qcache_stale_hits_refused', total(Counter.STALE_HITS_REFUSED)],
-    ['Qcache_single_flight_hits', total(Counter.SINGLE_FLIGHT_HITS)],
-    ['Qcache_used_memory', total(Counter.BYTES_USED)],
+    // A server without a query cache (MySQL 8) has none of these rows: they are added then.
+    ...serverNamed,
+    ['Qcache_invalidations', shown(Counter.INVALIDATIONS)],
+    ['Qcache_invalidations_all', shown(Counter.INVALIDATIONS_ALL)],
+    ['Qcache_too_large', shown(Counter.TOO_LARGE)],
+    ['Qcache_stale_fills_refused', shown(Counter.STALE_FILLS_REFUSED)],
+    ['Qcache_stale_hits_refused', shown(Counter.STALE_HITS_REFUSED)],
+    ['Qcache_single_flight_hits', shown(Counter.SINGLE_FLIGHT_HITS)],
+    ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
     ...BYPASS_NAMES.map(
-      (name, index) => [`Qcache_bypass_${name}`, String(stats.totalBypass(index))] as const,
+      (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,
     ),
   ];
-  return [own, extra];
+  return { own, extra };
 }

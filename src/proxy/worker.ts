@@ -20,6 +20,8 @@ const log = createLogger(`[worker ${config.index}] `);
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
 const registry = new InvalidationRegistry(config.registry);
+/** How often a worker drops results writes made stale, so Qcache_queries_in_cache falls. */
+const STALE_SWEEP_INTERVAL_MS = 200;
 
 function createCache(): WorkerCache | null {
   const settings = config.cache;
@@ -32,6 +34,7 @@ function createCache(): WorkerCache | null {
       budgetBytes: Math.floor(settings.sizeBytes / config.workers),
       limitBytes: settings.limitBytes,
       ttlMs: settings.ttlMs,
+      sweepIntervalMs: STALE_SWEEP_INTERVAL_MS,
     }),
     catalog,
     memo: new StatementMemo(),

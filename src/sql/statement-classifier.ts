@@ -12,13 +12,14 @@ import { Kw } from './keywords.ts';
 import { ParseState } from './parse-state.ts';
 import { sweepFunctionCalls } from './query-parser.ts';
 import type { StatementInfo, StatementKind } from './statement-info.ts';
+import { statementFacts } from './statement-facts.ts';
 import { parseStatement, startsReadOnly } from './statement-parser.ts';
 import { addTable } from './table-ref.ts';
 import type { LowerCaseTableNames, TableRef } from './table-ref.ts';
 import { TokenKind, tokenizeShared } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
 
-export type { StatementInfo, StatementKind } from './statement-info.ts';
+export type { StatementControl, StatementInfo, StatementKind } from './statement-info.ts';
 export type { LowerCaseTableNames, TableRef } from './table-ref.ts';
 export { isSystemSchema } from './table-ref.ts';
 export { serverVersionNumber } from './server-version.ts';
@@ -40,29 +41,26 @@ export function classify(sql: string, options: ClassifyOptions): StatementInfo {
   const start = skipSemicolons(tokens, 0);
   const end = statementEnd(tokens, start);
   if (skipSemicolons(tokens, end) >= tokens.count) {
-    return classifyStatement(tokens, start, end, options.lowerCaseTableNames);
+    return classifyStatement(tokens, start, end, options);
   }
-  return combine(classifyEach(tokens, options.lowerCaseTableNames), tokens);
+  return combine(classifyEach(tokens, options), tokens);
 }
 
 /** Describes each statement of the text, as if each were sent alone. */
 export function classifyAll(sql: string, options: ClassifyOptions): StatementInfo[] {
-  return classifyEach(tokenizeShared(sql, options), options.lowerCaseTableNames);
+  return classifyEach(tokenizeShared(sql, options), options);
 }
 
-function classifyEach(
-  tokens: TokenList,
-  lowerCaseTableNames: LowerCaseTableNames,
-): StatementInfo[] {
+function classifyEach(tokens: TokenList, options: ClassifyOptions): StatementInfo[] {
   const statements: StatementInfo[] = [];
   let start = skipSemicolons(tokens, 0);
   while (start < tokens.count) {
     const end = statementEnd(tokens, start);
-    statements.push(classifyStatement(tokens, start, end, lowerCaseTableNames));
+    statements.push(classifyStatement(tokens, start, end, options));
     start = skipSemicolons(tokens, end);
   }
   if (statements.length === 0) {
-    statements.push(classifyStatement(tokens, 0, 0, lowerCaseTableNames));
+    statements.push(classifyStatement(tokens, 0, 0, options));
   }
   return statements;
 }
@@ -144,9 +142,9 @@ function classifyStatement(
   tokens: TokenList,
   start: number,
   end: number,
-  lowerCaseTableNames: LowerCaseTableNames,
+  options: ClassifyOptions,
 ): StatementInfo {
-  const s = new ParseState(tokens, start, end, lowerCaseTableNames);
+  const s = new ParseState(tokens, start, end, options.lowerCaseTableNames);
   const lexFailed = tokens.error !== null && end === tokens.count;
   let kind: StatementKind = 'other';
   if (start < end) {
@@ -167,11 +165,20 @@ function classifyStatement(
     start >= end && !s.failed
       ? { cacheable: false, reason: EMPTY_REASON }
       : cacheVerdict(kind, s, tokens.uncertainVersionedComment);
+  const facts = statementFacts(
+    tokens,
+    start,
+    end,
+    kind,
+    s.reads,
+    options.noBackslashEscapes !== true,
+  );
   return {
     kind,
     reads: s.reads,
     writes: s.writes,
-    writesEverything: s.writesEverything,
+    writesEverything:
+      s.writesEverything && !(facts.control?.kind === 'flush' && facts.control.dataUnchanged),
     cacheable: verdict.cacheable,
     notCacheableReason: verdict.reason,
     sqlCache: s.sqlNoCache ? 'SQL_NO_CACHE' : s.sqlCache ? 'SQL_CACHE' : 'default',
@@ -181,6 +188,9 @@ function classifyStatement(
     unknownFunctions: s.unknownFunctions,
     multiStatement: false,
     keyText: tokens.spanText(start, end - 1),
+    control: facts.control,
+    readsDiagnostics: facts.readsDiagnostics,
+    readsFoundRows: facts.readsFoundRows,
   };
 }
 
@@ -211,5 +221,9 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     unknownFunctions,
     multiStatement: true,
     keyText: tokens.spanText(skipSemicolons(tokens, 0), last),
+    // The proxy acts on a control statement only when it is sent alone.
+    control: null,
+    readsDiagnostics: statements.some((statement) => statement.readsDiagnostics),
+    readsFoundRows: statements.some((statement) => statement.readsFoundRows),
   };
 }

@@ -70,4 +70,44 @@ export interface StatementInfo {
   multiStatement: boolean;
   /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */
   keyText: string;
+  /** One of the statements the proxy acts on itself (see StatementControl), or null. */
+  control: StatementControl | null;
+  /**
+   * It reads what the previous statement left in the diagnostics area: SHOW WARNINGS / ERRORS /
+   * COUNT(*) ..., GET DIAGNOSTICS, FOUND_ROWS(), ROW_COUNT(), @@warning_count, @@error_count.
+   */
+  readsDiagnostics: boolean;
+  /** It calls FOUND_ROWS(). */
+  readsFoundRows: boolean;
 }
+
+/**
+ * Statements whose meaning the proxy needs beyond caching, as the server parses them (comments,
+ * executable comments, spacing and letter case included).
+ */
+export type StatementControl =
+  /** SET [GLOBAL | SESSION] query_cache_type = value (null: an expression the proxy cannot read). */
+  | {
+      kind: 'set-query-cache-type';
+      scope: 'global' | 'session';
+      value: 0 | 1 | 2 | 'default' | null;
+    }
+  /** RESET QUERY CACHE. */
+  | { kind: 'reset-query-cache' }
+  /**
+   * FLUSH ...; `status` when FLUSH STATUS is among its options; `dataUnchanged` when every option
+   * leaves data and privileges alone (STATUS, QUERY CACHE), so nothing is invalidated.
+   */
+  | { kind: 'flush'; status: boolean; dataUnchanged: boolean }
+  /** SHOW [GLOBAL | SESSION] STATUS [LIKE 'pattern' | WHERE ...]; `like` is the pattern's value. */
+  | { kind: 'show-status'; scope: 'global' | 'session'; like: string | null; where: boolean }
+  /** A SELECT reading information_schema.GLOBAL_STATUS or SESSION_STATUS. */
+  | { kind: 'status-table' }
+  /** SET TRANSACTION without a scope: it sets the next transaction only. */
+  | { kind: 'set-transaction' }
+  /** XA COMMIT: publishes writes made before it, possibly by another session. */
+  | { kind: 'xa-commit' }
+  /** START TRANSACTION WITH CONSISTENT SNAPSHOT: InnoDB takes the snapshot at once. */
+  | { kind: 'consistent-snapshot' }
+  /** DROP TABLE / VIEW / SEQUENCE / INDEX ...: names it writes stop existing. */
+  | { kind: 'drop' };

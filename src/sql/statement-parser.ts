@@ -836,7 +836,9 @@ function parseAssignment(s: ParseState): void {
     return;
   }
   const valueStart = s.pos;
-  scanExpression(s, ScanFlags.StopAtComma);
+  // ON is a reserved word, but as a whole value it is a setting (SET x = ON), not an expression.
+  if (s.isKeyword(Kw.ON) && (s.pos + 1 >= s.end || s.isOperator(COMMA, 1))) s.pos++;
+  else scanExpression(s, ScanFlags.StopAtComma);
   if (autocommit && !global && !turnsOff(s, valueStart, s.pos)) s.implicitCommit = true;
 }
 

@@ -80,6 +80,44 @@ export async function runStatements(
   }
 }
 
+/**
+ * Runs `body` with the server's global query_cache_type and query_cache_size set so, and puts
+ * the server's own settings back afterwards. With the type ON and the size 0 the server's cache
+ * stays off while sessions may choose OFF, ON or DEMAND; with the type OFF the server refuses a
+ * session anything but OFF (error 1925).
+ */
+export async function withServerQueryCache(
+  settings: { type: 'OFF' | 'ON' | 'DEMAND'; size: number },
+  body: () => Promise<void>,
+): Promise<void> {
+  const admin = await RawClient.connect({
+    host: BACKEND_HOST,
+    port: BACKEND_PORT,
+    ...LOGIN,
+    database: null,
+  });
+  try {
+    const [row] = rowsOf(
+      await admin.query('SELECT @@global.query_cache_type, @@global.query_cache_size'),
+      admin.deprecateEof,
+    );
+    const run = async (sql: string): Promise<void> => {
+      const error = replyError(await admin.query(sql));
+      assert.equal(error, null, `${sql}: ${error?.message}`);
+    };
+    await run(`SET GLOBAL query_cache_size = ${settings.size}`);
+    await run(`SET GLOBAL query_cache_type = ${settings.type}`);
+    try {
+      await body();
+    } finally {
+      await run(`SET GLOBAL query_cache_type = ${row![0]}`);
+      await run(`SET GLOBAL query_cache_size = ${row![1]}`);
+    }
+  } finally {
+    admin.close();
+  }
+}
+
 /** A proxy child process with what scenarios need of it: placement, counters, catalog warm-up. */
 export class ProxyHarness {
   readonly process: ProxyProcess;
