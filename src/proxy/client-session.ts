@@ -134,6 +134,8 @@ export class ClientSession {
   #lingering = false;
   /** The backend connection has closed (its 'close' event came). */
   #backendClosed = false;
+  /** Where the registry records this backend connection for the main thread, or -1. */
+  #recordedConnection = -1;
 
   constructor(client: Socket, options: SessionOptions) {
     this.#client = client;
@@ -308,12 +310,12 @@ export class ClientSession {
           this.#hold(raw, false);
           return;
         case 'wait': {
-          // An identical miss is on its way: its reply will likely be a hit for this one too.
+          // An identical miss is on its way (its reply will likely be a hit for this one too),
+          // or the schema metadata is being reloaded after DDL.
           this.#hold(raw, false);
-          const cache = this.#options.cache!;
           route.flight.wait(() => {
             if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
-          }, cache.flights.maxWaitMs);
+          }, route.maxWaitMs);
           return;
         }
         case 'replay':
@@ -451,6 +453,9 @@ export class ClientSession {
 
   #onBackendData(chunk: Buffer): void {
     if (this.#phase === Phase.PIPE) {
+      // The replies to commands sent before the pipe began come first: they are still followed,
+      // so the marks their commands hold are released when they end, not when the pipe does.
+      if (this.#pending.length > 0) this.#backendFramer.push(chunk);
       this.#toClient(chunk);
       return;
     }
@@ -480,6 +485,18 @@ export class ClientSession {
   #onBackendPacket(packet: FramedPacket): void {
     if (this.#phase === Phase.GREETING) {
       this.#onGreeting(packet);
+      return;
+    }
+    if (this.#phase === Phase.PIPE) {
+      const pending = this.#pending[0];
+      if (pending === undefined) return;
+      if (!pending.tracker.feedServer(packet)) return;
+      this.#pending.shift();
+      const plan = pending.plan;
+      if (plan === null || this.#router === null) return;
+      // Not stored (its copy was not kept), but announced writes end as they should.
+      if (plan.fill !== null) this.#options.cache?.flights.finish(plan.fill.key, plan.fill.flight);
+      this.#router.onReply(plan, pending.tracker);
       return;
     }
     if (this.#phase !== Phase.COMMANDS && !this.#lingering) return;
@@ -572,6 +589,10 @@ export class ClientSession {
     }
     this.#backend.setTimeout(0);
     this.#greeting = greeting;
+    // Should this worker die, the main thread ends this connection before releasing its marks.
+    const registry = this.#options.cache?.cache.registry;
+    if (registry !== undefined)
+      this.#recordedConnection = registry.recordConnection(greeting.connectionId);
     this.#phase = Phase.HANDSHAKE_RESPONSE;
     this.#toClient(raw);
     this.#client.resume();
@@ -603,6 +624,10 @@ export class ClientSession {
 
   #onBackendClose(): void {
     this.#backendClosed = true;
+    if (this.#recordedConnection >= 0) {
+      this.#options.cache!.cache.registry.forgetConnection(this.#recordedConnection);
+      this.#recordedConnection = -1;
+    }
     if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {

@@ -12,9 +12,10 @@ import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-ca
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
 import { encodeOk } from '../protocol/generic-packets.ts';
+import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
-import { EVERYTHING, qualify } from './schema-catalog.ts';
+import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
@@ -65,8 +66,11 @@ export type Route =
   | { action: 'answer'; bytes: Buffer }
   /** Send the session probe first, then route the command again. */
   | { action: 'probe'; sql: string }
-  /** Wait for an identical miss in flight, then route the command again. */
-  | { action: 'wait'; flight: Flight }
+  /**
+   * Wait (at most maxWaitMs) for an identical miss in flight, or for the schema metadata being
+   * reloaded (`metadata`), then route the command again.
+   */
+  | { action: 'wait'; flight: Flight; maxWaitMs: number; metadata: boolean }
   /** Send this command (the last hit) first, so the server's diagnostics match, then route. */
   | { action: 'replay'; payload: Buffer }
   | { action: 'forward'; plan: CommandPlan | null };
@@ -165,6 +169,8 @@ export class StatementRouter {
   #tablesLocked = false;
   /** The command being routed waited for a flight already: it does not wait again. */
   #waited = false;
+  /** The command being routed waited for the metadata already: it does not wait again. */
+  #waitedForMetadata = false;
   /** False while routing a command that must reach the server whatever the cache holds. */
   #mayHit = true;
 
@@ -197,8 +203,14 @@ export class StatementRouter {
     }
     const route = this.#route(payload, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
-    this.#waited = route.action === 'wait';
-    if (route.action === 'wait') this.#lastHit = lastHit;
+    if (route.action === 'wait') {
+      if (route.metadata) this.#waitedForMetadata = true;
+      else this.#waited = true;
+      this.#lastHit = lastHit;
+    } else {
+      this.#waited = false;
+      this.#waitedForMetadata = false;
+    }
     return route;
   }
 
@@ -240,8 +252,15 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
+      case Command.REFRESH:
+        // FLUSH privileges, tables, logs, status...: it may change what any result says (a
+        // privilege, say), never a view, trigger or foreign key. Refused, it writes nothing,
+        // and its mark goes with its error reply like any other.
+        return this.#forward(command, null, EVERYTHING_MARKS, false);
       default: {
-        // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write.
+        // A command with no reply could never release a mark: none of them writes.
+        if (replyShapeOf(command) === ReplyShape.NONE) return FORWARD;
+        // COM_DROP_DB, bulk execution and anything else that may write.
         const marks: WriteMarks = { slots: null, everything: true, schemaChange: true };
         return this.#forward(command, null, marks, false);
       }
@@ -398,6 +417,8 @@ export class StatementRouter {
         return route;
       }
     }
+    const metadataWait = this.#metadataWait(info);
+    if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
@@ -438,6 +459,8 @@ export class StatementRouter {
     }
     if (this.#stateDirty) return { action: 'probe', sql: this.#probeSql };
     const info = statement.entry.info;
+    const metadataWait = this.#metadataWait(info);
+    if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(statement.entry, statement.schema);
     if (info.kind !== 'select') {
       statement.longData = false;
@@ -557,7 +580,8 @@ export class StatementRouter {
     const now = performance.now();
     if (!this.#waited) {
       const flight = flights.joinable(key, now);
-      if (flight !== null) return { action: 'wait', flight };
+      if (flight !== null)
+        return { action: 'wait', flight, maxWaitMs: flights.maxWaitMs, metadata: false };
     }
     const registry = this.#cache.registry;
     // Read inside a snapshot, the result is what was committed at the snapshot: it may be kept
@@ -566,6 +590,22 @@ export class StatementRouter {
     const route = this.#forward(command, info, null, entry.establishesSnapshot);
     route.plan!.fill = { key, slots, fillSeq, flight: flights.start(key, now) };
     return route;
+  }
+
+  /**
+   * A statement naming tables while this worker's metadata is behind the schema version (DDL
+   * just ran, here or on another worker) waits for the reload under way rather than go the
+   * conservative way. Current metadata costs one atomic load here; DDL still running is not
+   * waited for.
+   */
+  #metadataWait(info: StatementInfo): Route | null {
+    if (this.#waitedForMetadata || (info.reads.length === 0 && info.writes.length === 0))
+      return null;
+    const catalog = this.#worker.catalog;
+    if (catalog.generation >= 0) return null;
+    const flight = catalog.reloading;
+    if (flight === null) return null;
+    return { action: 'wait', flight, maxWaitMs: METADATA_WAIT_MS, metadata: true };
   }
 
   /** Leaves on the server the diagnostics a real run of `hit` would have left. */
@@ -757,6 +797,7 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+const EVERYTHING_MARKS: WriteMarks = { slots: null, everything: true, schemaChange: false };
 
 /** The first execution after DDL says the metadata changed; a slow one says it was slow. */
 const ONE_TIME_STATUS_BITS = ServerStatus.METADATA_CHANGED | ServerStatus.QUERY_WAS_SLOW;

@@ -28,7 +28,8 @@ export interface WorkerConfig {
   cache: CacheSettings | null;
 }
 
-export type ToWorker = { type: 'drain' };
+/** `fault`: a test-only failure (NICECACHE_TEST_FAULTS): the worker dies of an uncaught error. */
+export type ToWorker = { type: 'drain' } | { type: 'fault' };
 
 export type FromWorker =
   { type: 'listening' } | { type: 'listen-failed'; message: string } | { type: 'drained' };
