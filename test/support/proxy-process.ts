@@ -24,6 +24,8 @@ export interface ProxyProcessOptions {
   workers?: number;
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Give the proxy a standard input the test writes to (child.stdin). */
+  stdin?: boolean;
 }
 
 export async function startProxyProcess(options: ProxyProcessOptions = {}): Promise<ProxyProcess> {
@@ -39,7 +41,7 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
     ...(options.extraArgs ?? []),
   ];
   const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
   let stderr = '';
