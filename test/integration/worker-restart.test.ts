@@ -123,10 +123,14 @@ describe('a worker that dies with a write in flight', () => {
 
     const logFrom = proxy.process.log().length;
     proxy.process.child.stdin!.write('crash 1\n');
-    await waitFor('the worker to be restarted', async () =>
-      /worker 1 held 1 table mark/.test(proxy.process.log().slice(logFrom)),
+    await waitFor('the worker to exit', async () =>
+      /worker 1 exited/.test(proxy.process.log().slice(logFrom)),
     );
     await waitFor('the writer to lose its connection', async () => writer.closed);
+    // A new worker 1 listens once the old one's marks are released.
+    const replacement = await connectWhenListening(1);
+    opened.push(replacement);
+    assert.match(proxy.process.log().slice(logFrom), /worker 1 held 1 table mark/);
 
     // The dead worker's write is gone from the server: released, the table is cached again.
     await sameAsServer(reader, 'read after the restart');
@@ -146,9 +150,6 @@ describe('a worker that dies with a write in flight', () => {
     ]);
 
     // The new worker serves, reads and writes.
-    // The new worker starts listening soon after the release.
-    const replacement = await connectWhenListening(1);
-    opened.push(replacement);
     await sameAsServer(replacement, 'read on the new worker');
     assert.equal(replyError(await replacement.query("UPDATE kv SET v = 'new' WHERE id = 2")), null);
     await sameAsServer(reader, 'read after a write through the new worker');
