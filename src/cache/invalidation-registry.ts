@@ -285,6 +285,16 @@ export class InvalidationRegistry {
     return { ids, overflowed: words[base + WORKER_CONNECTIONS_OVERFLOW] !== 0 };
   }
 
+  /** How many marks a (dead) worker holds: table slots, "everything" and schema changes. */
+  heldBy(worker: number): number {
+    const words = this.#words;
+    const base = this.#regionOf(worker);
+    const inFlight = base + WORKER_HEADER_WORDS + CONNECTION_CAPACITY;
+    let held = words[base + WORKER_EVERYTHING_IN_FLIGHT]! + words[base + WORKER_SCHEMA_CHANGES]!;
+    for (let slot = 0; slot < this.slots; slot++) held += words[inFlight + slot]!;
+    return held;
+  }
+
   /**
    * The main thread, once a worker is dead and the server done with its connections: every mark
    * the worker held is released as its writes would have released them (numbers raised first),

@@ -4,10 +4,13 @@
  * released here, as the writes themselves would have released them.
  *
  * Not at once: the server may still be running a write the dead worker sent (one waiting for a
- * row lock, say), and it would commit after a release, under results stored meanwhile. With the
- * admin account the main thread kills the worker's backend connections and waits until the
- * server no longer lists them; only then are the marks released (their tables' numbers raised
- * first). Without an admin account nothing can be asked, and the marks are released at once.
+ * row lock, say), and it would commit after a release, under results stored meanwhile. So the
+ * main thread, with the admin account, kills the worker's backend connections and waits until
+ * the server no longer knows them; only then are the marks released (their tables' numbers
+ * raised first). KILL doubles as the probe: the server answers "unknown thread" once a
+ * connection is gone, whatever the account's privileges (without the privilege to kill, the
+ * statement is waited for). Without an admin account nothing can be asked: the marks stay, which
+ * is safe, and the log says so.
  */
 import type { InvalidationRegistry, ReleasedMarks } from '../cache/invalidation-registry.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
@@ -15,7 +18,7 @@ import type { BackendAddress } from './client-session.ts';
 import type { Logger } from './log.ts';
 import type { AdminAccount } from './schema-catalog.ts';
 
-/** How often the process list is read while killed connections wind down. */
+/** How often the server is asked again while killed connections wind down. */
 const POLL_MS = 50;
 /** After the server could not be asked, how long before asking again; doubled, up to the max. */
 const RETRY_FIRST_MS = 200;
@@ -33,22 +36,23 @@ export async function releaseDeadWorker(
   log: Logger,
 ): Promise<ReleasedMarks> {
   const { ids, overflowed } = registry.connectionsOf(worker);
+  const held = registry.heldBy(worker);
+  if (held === 0) return registry.releaseWorker(worker);
   if (admin === null) {
-    if (ids.length > 0)
+    log.warn(
+      `worker ${worker} died holding ${held} write mark(s); without an admin account nicecache cannot tell when the server is done with its writes, so their tables are not cached again until the proxy restarts`,
+    );
+    return { slots: 0, everything: 0, schemaChanges: 0 };
+  }
+  for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+    try {
+      await endConnections(ids, backend, admin, log, worker);
+      break;
+    } catch (error) {
       log.warn(
-        `worker ${worker}: no admin account to ask the server whether its ${ids.length} connection(s) are done; releasing their marks now`,
+        `worker ${worker}: cannot end its backend connections (retrying in ${delay} ms): ${(error as Error).message}`,
       );
-  } else if (ids.length > 0) {
-    for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
-      try {
-        await endConnections(ids, backend, admin, log, worker);
-        break;
-      } catch (error) {
-        log.warn(
-          `worker ${worker}: cannot end its backend connections (retrying in ${delay} ms): ${(error as Error).message}`,
-        );
-        await sleep(delay);
-      }
+      await sleep(delay);
     }
   }
   if (overflowed)
@@ -72,25 +76,22 @@ async function endConnections(
     database: null,
   });
   try {
-    for (const id of ids) {
-      const result = await connection.query(`KILL CONNECTION ${id}`);
-      if (result.error !== null && result.error.errno !== ER_NO_SUCH_THREAD) {
-        // Without the privilege to kill, the server's own end of each statement is waited for.
-        log.warn(`worker ${worker}: KILL CONNECTION ${id}: ${result.error.message}`);
-      }
-    }
-    const list = ids.join(',');
+    let running = [...ids];
     const reportAt = Date.now() + WIND_DOWN_MS;
     let reported = false;
-    // The list shows other users' connections only with the PROCESS privilege.
     for (;;) {
-      const rows = await connection.queryRows(
-        `SELECT ID FROM information_schema.PROCESSLIST WHERE ID IN (${list})`,
-      );
-      if (rows.length === 0) return;
+      const still: number[] = [];
+      for (const id of running) {
+        const result = await connection.query(`KILL CONNECTION ${id}`);
+        if (result.error?.errno === ER_NO_SUCH_THREAD) continue;
+        // Killed and winding down, or not ours to kill (its statement is waited for).
+        still.push(id);
+      }
+      running = still;
+      if (running.length === 0) return;
       if (!reported && Date.now() > reportAt) {
         reported = true;
-        log.warn(`worker ${worker}: connection(s) ${rows.join(',')} still running; waiting`);
+        log.warn(`worker ${worker}: connection(s) ${running.join(',')} still running; waiting`);
       }
       await sleep(POLL_MS);
     }

@@ -20,7 +20,7 @@ const DB = 'nc_worker_restart';
 const READ = 'SELECT id, v FROM kv ORDER BY id';
 const LOGIN = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
 
-async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
   for (let attempt = 0; !(await condition()); attempt++) {
     assert.ok(attempt < 1000, `timed out waiting for ${what}`);
     await sleep(20);
@@ -123,10 +123,10 @@ describe('a worker that dies with a write in flight', () => {
 
     const logFrom = proxy.process.log().length;
     proxy.process.child.stdin!.write('crash 1\n');
-    await waitFor('the worker to exit', async () =>
+    await waitFor('the worker to exit', () =>
       /worker 1 exited/.test(proxy.process.log().slice(logFrom)),
     );
-    await waitFor('the writer to lose its connection', async () => writer.closed);
+    await waitFor('the writer to lose its connection', () => writer.closed);
     // A new worker 1 listens once the old one's marks are released.
     const replacement = await connectWhenListening(1);
     opened.push(replacement);
