@@ -22,7 +22,8 @@
  * changes) and the ids of its backend connections, in a region of the buffer only it writes, with
  * plain stores: nobody reads them while it runs. When a worker dies, its marks would stay set for
  * good; the main thread reads its region instead, makes sure the server is done with its
- * connections, and releases what it held (releaseWorker).
+ * connections, and releases what it held (releaseWorker). There are more regions than workers,
+ * so a replacement starts on a free one while the dead worker's is still being released.
  */
 
 const SEQUENCE = 0;
@@ -38,8 +39,8 @@ const CLEARED = 3;
 const SCHEMA_VERSION = 4;
 /** DDL statements sent and not yet answered. */
 const SCHEMA_CHANGES_IN_FLIGHT = 5;
-/** How many workers have a region of their own. */
-const WORKERS = 6;
+/** How many accounting regions there are (at least one per worker). */
+const REGIONS = 6;
 /** Slot words start after the header, each array on its own region. */
 const HEADER_WORDS = 16;
 /** Beyond this many writes since a fill, a result is stale whatever its slots say. */
@@ -77,8 +78,8 @@ export interface ReleasedMarks {
 export class InvalidationRegistry {
   readonly buffer: SharedArrayBuffer;
   readonly slots: number;
-  /** The worker whose region this view keeps its share of the marks in. */
-  readonly worker: number;
+  /** The region this view (one running worker) keeps its share of the marks in. */
+  readonly region: number;
   readonly #words: Int32Array;
   readonly #inFlightBase: number;
   /** This worker's region: its header, then its connection ids, then its per-slot marks. */
@@ -90,36 +91,39 @@ export class InvalidationRegistry {
 
   /**
    * Allocates the shared area; the main thread does this once and hands the buffer to workers.
-   * `workers` regions are set aside for the workers' own accounting.
+   * `regions` accounting regions are set aside, one per running worker at least.
    */
-  static allocate(slots = DEFAULT_REGISTRY_SLOTS, workers = 1): SharedArrayBuffer {
+  static allocate(slots = DEFAULT_REGISTRY_SLOTS, regions = 1): SharedArrayBuffer {
     if (slots <= 0 || (slots & (slots - 1)) !== 0)
       throw new RangeError('slots must be a power of two');
-    if (!Number.isInteger(workers) || workers < 1) throw new RangeError('workers must be ≥ 1');
-    const words = HEADER_WORDS + 2 * slots + workers * workerRegionWords(slots);
+    if (!Number.isInteger(regions) || regions < 1) throw new RangeError('regions must be ≥ 1');
+    const words = HEADER_WORDS + 2 * slots + regions * workerRegionWords(slots);
     const buffer = new SharedArrayBuffer(words * Int32Array.BYTES_PER_ELEMENT);
     const view = new Int32Array(buffer);
-    view[WORKERS] = workers;
+    view[REGIONS] = regions;
     view[SLOTS] = slots;
     return buffer;
   }
 
-  /** A view of the registry for `worker` (the main thread passes any: it writes no marks). */
-  constructor(buffer: SharedArrayBuffer, worker = 0) {
+  /**
+   * A view of the registry for the worker accounting in `region` (the main thread passes any: it
+   * writes no marks).
+   */
+  constructor(buffer: SharedArrayBuffer, region = 0) {
     this.buffer = buffer;
     this.#words = new Int32Array(buffer);
     this.slots = this.#words[SLOTS]!;
-    const workers = this.#words[WORKERS]!;
-    if (!(worker >= 0 && worker < workers)) throw new RangeError(`no region for worker ${worker}`);
-    this.worker = worker;
+    const regions = this.#words[REGIONS]!;
+    if (!(region >= 0 && region < regions)) throw new RangeError(`no region ${region}`);
+    this.region = region;
     this.#inFlightBase = HEADER_WORDS + this.slots;
-    this.#own = this.#regionOf(worker);
+    this.#own = this.#regionOf(region);
     this.#ownInFlight = this.#own + WORKER_HEADER_WORDS + CONNECTION_CAPACITY;
   }
 
-  /** How many workers have a region. */
-  get workers(): number {
-    return this.#words[WORKERS]!;
+  /** How many accounting regions there are. */
+  get regions(): number {
+    return this.#words[REGIONS]!;
   }
 
   #regionOf(worker: number): number {

@@ -71,7 +71,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // about 10 MB (bench/cache-memory.ts). Flags set here apply to the isolates created after.
   setFlagsFromString('--optimize-for-size');
   const port = await resolvePort(options.host, options.port);
-  const registryBuffer = InvalidationRegistry.allocate(undefined, options.workers);
+  // Two accounting regions per worker: a replacement starts on the spare one while the dead
+  // worker's region is still being released.
+  const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers);
   const registry = new InvalidationRegistry(registryBuffer);
   const statsBuffer = CacheStats.allocate(options.workers);
   const workers = new Set<Worker>();
@@ -79,12 +81,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const byIndex = new Map<number, Worker>();
   /** Per index: the delay before its next restart (0 while it runs long enough). */
   const restartDelays = new Map<number, number>();
+  /** Per index: the registry region its running worker keeps its marks in. */
+  const regions = new Map<number, number>();
+  /** Regions whose dead worker's marks are being released. */
+  const releasing = new Map<number, Promise<unknown>>();
   let closing = false;
 
-  const spawn = (index: number): Promise<Worker> =>
+  const spawn = (index: number, region = index): Promise<Worker> =>
     new Promise((resolve, reject) => {
+      regions.set(index, region);
       const config: WorkerConfig = {
         index,
+        registryRegion: region,
         host: options.host,
         port,
         backend: options.backend,
@@ -122,8 +130,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   /**
    * A worker died: the marks its sessions held are released once the server is done with its
-   * connections (worker-recovery.ts), then a new worker takes its place — after a growing delay
-   * when it keeps dying soon after its start.
+   * connections (worker-recovery.ts); meanwhile a new worker takes its place on the spare
+   * region — after a growing delay when it keeps dying soon after its start.
    */
   const restart = async (index: number, code: number, ranMs: number): Promise<void> => {
     const previous = restartDelays.get(index) ?? 0;
@@ -133,23 +141,30 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         : Math.min(Math.max(previous * 2, RESTART_FIRST_DELAY_MS), RESTART_MAX_DELAY_MS);
     restartDelays.set(index, delay);
     options.log.warn(
-      `worker ${index} exited with code ${code}; releasing its marks, then starting a new one${delay > 0 ? ` in ${delay} ms` : ''}`,
+      `worker ${index} exited with code ${code}; releasing its marks and starting a new one${delay > 0 ? ` in ${delay} ms` : ''}`,
     );
-    const released = await releaseDeadWorker(
+    const region = regions.get(index) ?? index;
+    const release = releaseDeadWorker(
       registry,
-      index,
+      region,
       options.backend,
       options.cache?.admin ?? null,
       options.log,
-    );
-    if (released.slots + released.everything + released.schemaChanges > 0) {
-      options.log.warn(
-        `worker ${index} held ${released.slots} table mark(s), ${released.everything} "everything" mark(s) and ${released.schemaChanges} schema change(s): released`,
-      );
-    }
+    ).then((released) => {
+      if (released.slots + released.everything + released.schemaChanges > 0) {
+        options.log.warn(
+          `worker ${index} held ${released.slots} table mark(s), ${released.everything} "everything" mark(s) and ${released.schemaChanges} schema change(s): released`,
+        );
+      }
+    });
+    releasing.set(region, release);
+    void release.finally(() => releasing.delete(region));
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    // The spare region is free once an earlier death's release on it is done.
+    const spare = region < options.workers ? region + options.workers : region - options.workers;
+    await releasing.get(spare);
     if (closing) return;
-    spawn(index).catch((error: Error) =>
+    spawn(index, spare).catch((error: Error) =>
       options.log.error(`worker ${index} could not restart: ${error.message}`),
     );
   };

@@ -18,6 +18,8 @@ export interface CacheSettings {
 
 export interface WorkerConfig {
   index: number;
+  /** The invalidation registry's accounting region this worker keeps its marks in. */
+  registryRegion: number;
   host: string;
   port: number;
   backend: BackendAddress;

@@ -19,7 +19,7 @@ const config = workerData as WorkerConfig;
 const log = createLogger(`[worker ${config.index}] `);
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
-const registry = new InvalidationRegistry(config.registry, config.index);
+const registry = new InvalidationRegistry(config.registry, config.registryRegion);
 
 function createCache(): WorkerCache | null {
   const settings = config.cache;
