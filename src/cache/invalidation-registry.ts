@@ -259,14 +259,19 @@ export class InvalidationRegistry {
    * for forgetConnection, or -1 when the list is full (the overflow flag then says so).
    */
   recordConnection(connectionId: number): number {
-    const place = this.#freeConnections.pop() ?? this.#nextConnection++;
     const words = this.#words;
+    // Ids are unsigned 32-bit, stored plus one so that 0 marks a free place: the largest id
+    // cannot be stored, and counts as an overflow.
+    if (connectionId >>> 0 === 0xffffffff) {
+      words[this.#own + WORKER_CONNECTIONS_OVERFLOW] = 1;
+      return -1;
+    }
+    const place = this.#freeConnections.pop() ?? this.#nextConnection++;
     if (place >= CONNECTION_CAPACITY) {
       this.#nextConnection = CONNECTION_CAPACITY;
       words[this.#own + WORKER_CONNECTIONS_OVERFLOW] = 1;
       return -1;
     }
-    // Ids are unsigned 32-bit; 0 marks a free place, so the id is stored plus one.
     words[this.#own + WORKER_HEADER_WORDS + place] = (connectionId + 1) | 0;
     return place;
   }
