@@ -101,8 +101,7 @@ export class SchemaCatalog {
    * waiters are woken when the reload lands or fails. Null when there is nothing to wait for.
    */
   get reloading(): Flight | null {
-    if (this.#admin === null || this.#loadedVersion === this.#registry.schemaVersion())
-      return null;
+    if (this.#admin === null || this.#loadedVersion === this.#registry.schemaVersion()) return null;
     this.#reload();
     const flight = this.#reloaded;
     // A load slower than the wait bound: later statements do not wait for it either.
@@ -240,8 +239,7 @@ export class SchemaCatalog {
    * even when the metadata is current (a name it did not know).
    */
   #reload(force = false): void {
-    if (this.#admin === null || this.#loading || this.#retryTimer !== null || this.#stopped)
-      return;
+    if (this.#admin === null || this.#loading || this.#retryTimer !== null || this.#stopped) return;
     const registry = this.#registry;
     // The version first: a change that begins after it moves it, so a load racing it is dropped.
     const version = registry.schemaVersion();
