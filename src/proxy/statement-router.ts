@@ -254,9 +254,11 @@ export class StatementRouter {
         return this.#forward(command, null, null, false);
       case Command.REFRESH:
         // FLUSH privileges, tables, logs, status...: it may change what any result says (a
-        // privilege, say), never a view, trigger or foreign key. Refused, it writes nothing,
-        // and its mark goes with its error reply like any other.
-        return this.#forward(command, null, EVERYTHING_MARKS, false);
+        // privilege, say), never a view, trigger or foreign key, and nothing of it waits for a
+        // transaction's end. The server commits the open transaction first, even when it then
+        // refuses (1227): its error says nothing of that, so the transaction's own marks stay
+        // held until the next reply, but this one goes with its reply.
+        return this.#forward(command, null, REFRESH_MARKS, false);
       default: {
         // A command with no reply could never release a mark: none of them writes.
         if (replyShapeOf(command) === ReplyShape.NONE) return FORWARD;
@@ -797,7 +799,13 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
-const EVERYTHING_MARKS: WriteMarks = { slots: null, everything: true, schemaChange: false };
+/** COM_REFRESH: everything, at once. */
+const REFRESH_MARKS: WriteMarks = {
+  slots: null,
+  everything: true,
+  schemaChange: false,
+  untilReply: true,
+};
 
 /** The first execution after DDL says the metadata changed; a slow one says it was slow. */
 const ONE_TIME_STATUS_BITS = ServerStatus.METADATA_CHANGED | ServerStatus.QUERY_WAS_SLOW;

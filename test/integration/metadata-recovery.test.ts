@@ -104,6 +104,24 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
       }));
   }
 
+  test('a COM_REFRESH refused inside a transaction does not hold "everything" while it lasts', () =>
+    differential(proxy, { database: DB, setup }, async (run) => {
+      const a = await run.session('A', { worker: 0, user: PLAIN_USER });
+      const b = await run.session('B', { worker: 1 });
+      await b.query(READ_OTHER);
+      await a.query('BEGIN');
+      await a.query("INSERT INTO t VALUES (3, 'three')");
+      // The server commits the transaction before it checks RELOAD, then refuses.
+      await a.command('COM_REFRESH in a transaction', REFRESH, 1227);
+      await run.baseline();
+      // A is idle now: B's other table is served from the cache again.
+      await b.query(READ_OTHER);
+      await b.query(READ_OTHER);
+      await run.expect({ hits: 1 }, 'reads of another table while A is idle');
+      await a.query(READ_T);
+      await b.query(READ_T);
+    }));
+
   test('DDL answered while the connection is a byte pipe, then left: released', () =>
     differential(proxy, { database: DB, setup }, async (run) => {
       const a = await run.session('A', { worker: 0 });
