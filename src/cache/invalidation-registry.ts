@@ -17,6 +17,13 @@
  * Every operation is an atomic on an Int32Array: no lock, no message between threads. Numbers
  * wrap at 2^32 and are compared by their difference, so a result older than 2^30 writes is simply
  * treated as stale. Two tables sharing a slot only cost an extra miss.
+ *
+ * Each worker also keeps its own share of the in-flight marks (per slot, "everything", schema
+ * changes) and the ids of its backend connections, in a region of the buffer only it writes, with
+ * plain stores: nobody reads them while it runs. When a worker dies, its marks would stay set for
+ * good; the main thread reads its region instead, makes sure the server is done with its
+ * connections, and releases what it held (releaseWorker). There are more regions than workers,
+ * so a replacement starts on a free one while the dead worker's is still being released.
  */
 
 const SEQUENCE = 0;
@@ -24,40 +31,103 @@ const EVERYTHING_SEQ = 1;
 const EVERYTHING_IN_FLIGHT = 2;
 /** Bumped by RESET QUERY CACHE: every worker empties its store when it sees a new value. */
 const CLEARED = 3;
-/** Bumped after DDL that may change views, triggers or foreign keys. */
+/**
+ * Bumped when DDL that may change views, triggers or foreign keys is sent, and again when it has
+ * its reply: metadata read at one version is good while the version is still the same, so a
+ * catalog knows whether to trust its metadata from this one word.
+ */
 const SCHEMA_VERSION = 4;
 /** DDL statements sent and not yet answered. */
 const SCHEMA_CHANGES_IN_FLIGHT = 5;
+/** How many accounting regions there are (at least one per worker). */
+const REGIONS = 6;
 /** Slot words start after the header, each array on its own region. */
 const HEADER_WORDS = 16;
 /** Beyond this many writes since a fill, a result is stale whatever its slots say. */
 const MAX_AGE = 1 << 30;
 
+/** A worker's region: its share of the global counts, its connections, its slots' marks. */
+const WORKER_EVERYTHING_IN_FLIGHT = 0;
+const WORKER_SCHEMA_CHANGES = 1;
+const WORKER_HEADER_WORDS = 16;
+/** Backend connection ids a worker can record; beyond that, the overflow flag is set. */
+export const CONNECTION_CAPACITY = 1 << 14;
+const WORKER_CONNECTIONS_OVERFLOW = 2;
+
 export const DEFAULT_REGISTRY_SLOTS = 1 << 16;
+
+/** Where the slot count is kept, so every view of the buffer finds its layout. */
+const SLOTS = 7;
+
+function workerRegionWords(slots: number): number {
+  return WORKER_HEADER_WORDS + CONNECTION_CAPACITY + slots;
+}
 
 /** a ≤ b for sequence numbers that may have wrapped. */
 function notAfter(a: number, b: number): boolean {
   return ((a - b) | 0) <= 0;
 }
 
+/** What a dead worker held, as released by the main thread. */
+export interface ReleasedMarks {
+  slots: number;
+  everything: number;
+  schemaChanges: number;
+}
+
 export class InvalidationRegistry {
   readonly buffer: SharedArrayBuffer;
   readonly slots: number;
+  /** The region this view (one running worker) keeps its share of the marks in. */
+  readonly region: number;
   readonly #words: Int32Array;
   readonly #inFlightBase: number;
+  /** This worker's region: its header, then its connection ids, then its per-slot marks. */
+  readonly #own: number;
+  readonly #ownInFlight: number;
+  /** Free places in this worker's connection list (only this worker writes it). */
+  readonly #freeConnections: number[] = [];
+  #nextConnection = 0;
 
-  /** Allocates the shared area; the main thread does this once and hands the buffer to workers. */
-  static allocate(slots = DEFAULT_REGISTRY_SLOTS): SharedArrayBuffer {
+  /**
+   * Allocates the shared area; the main thread does this once and hands the buffer to workers.
+   * `regions` accounting regions are set aside, one per running worker at least.
+   */
+  static allocate(slots = DEFAULT_REGISTRY_SLOTS, regions = 1): SharedArrayBuffer {
     if (slots <= 0 || (slots & (slots - 1)) !== 0)
       throw new RangeError('slots must be a power of two');
-    return new SharedArrayBuffer((HEADER_WORDS + 2 * slots) * Int32Array.BYTES_PER_ELEMENT);
+    if (!Number.isInteger(regions) || regions < 1) throw new RangeError('regions must be ≥ 1');
+    const words = HEADER_WORDS + 2 * slots + regions * workerRegionWords(slots);
+    const buffer = new SharedArrayBuffer(words * Int32Array.BYTES_PER_ELEMENT);
+    const view = new Int32Array(buffer);
+    view[REGIONS] = regions;
+    view[SLOTS] = slots;
+    return buffer;
   }
 
-  constructor(buffer: SharedArrayBuffer) {
+  /**
+   * A view of the registry for the worker accounting in `region` (the main thread passes any: it
+   * writes no marks).
+   */
+  constructor(buffer: SharedArrayBuffer, region = 0) {
     this.buffer = buffer;
     this.#words = new Int32Array(buffer);
-    this.slots = (this.#words.length - HEADER_WORDS) / 2;
+    this.slots = this.#words[SLOTS]!;
+    const regions = this.#words[REGIONS]!;
+    if (!(region >= 0 && region < regions)) throw new RangeError(`no region ${region}`);
+    this.region = region;
     this.#inFlightBase = HEADER_WORDS + this.slots;
+    this.#own = this.#regionOf(region);
+    this.#ownInFlight = this.#own + WORKER_HEADER_WORDS + CONNECTION_CAPACITY;
+  }
+
+  /** How many accounting regions there are. */
+  get regions(): number {
+    return this.#words[REGIONS]!;
+  }
+
+  #regionOf(worker: number): number {
+    return HEADER_WORDS + 2 * this.slots + worker * workerRegionWords(this.slots);
   }
 
   /** The slot of a table name, already normalized ("schema.table"). FNV-1a. */
@@ -76,24 +146,32 @@ export class InvalidationRegistry {
   }
 
   /** Before a write to `slot` is sent: readers of the slot stop trusting the cache from now on. */
+  // The worker's own share is counted after the shared mark goes up and before it comes down: a
+  // worker that dies in between leaves a mark held (safe), never one released twice.
   beginWrite(slot: number): void {
-    Atomics.add(this.#words, this.#inFlightBase + slot, 1);
+    const words = this.#words;
+    Atomics.add(words, this.#inFlightBase + slot, 1);
+    words[this.#ownInFlight + slot]!++;
   }
 
   /** After the write's reply, its error, or a lost connection: a new number, mark released. */
   endWrite(slot: number): void {
+    const words = this.#words;
     this.#raise(HEADER_WORDS + slot, this.#next());
-    Atomics.sub(this.#words, this.#inFlightBase + slot, 1);
+    words[this.#ownInFlight + slot]!--;
+    Atomics.sub(words, this.#inFlightBase + slot, 1);
   }
 
   /** Before a write whose tables cannot be known is sent. */
   beginWriteEverything(): void {
     Atomics.add(this.#words, EVERYTHING_IN_FLIGHT, 1);
+    this.#words[this.#own + WORKER_EVERYTHING_IN_FLIGHT]!++;
   }
 
   /** After it: every stored result is stale. */
   endWriteEverything(): void {
     this.#raise(EVERYTHING_SEQ, this.#next());
+    this.#words[this.#own + WORKER_EVERYTHING_IN_FLIGHT]!--;
     Atomics.sub(this.#words, EVERYTHING_IN_FLIGHT, 1);
   }
 
@@ -137,21 +215,130 @@ export class InvalidationRegistry {
 
   /** Before DDL that may change views, triggers or foreign keys is sent. */
   beginSchemaChange(): void {
-    Atomics.add(this.#words, SCHEMA_CHANGES_IN_FLIGHT, 1);
+    const words = this.#words;
+    Atomics.add(words, SCHEMA_CHANGES_IN_FLIGHT, 1);
+    words[this.#own + WORKER_SCHEMA_CHANGES]!++;
+    Atomics.add(words, SCHEMA_VERSION, 1);
+    Atomics.notify(words, SCHEMA_VERSION);
   }
 
+  /** After its reply (or error, or lost connection): metadata read from now on sees it. */
   endSchemaChange(): void {
-    Atomics.add(this.#words, SCHEMA_VERSION, 1);
-    Atomics.sub(this.#words, SCHEMA_CHANGES_IN_FLIGHT, 1);
+    const words = this.#words;
+    this.#words[this.#own + WORKER_SCHEMA_CHANGES]!--;
+    Atomics.sub(words, SCHEMA_CHANGES_IN_FLIGHT, 1);
+    Atomics.add(words, SCHEMA_VERSION, 1);
+    Atomics.notify(words, SCHEMA_VERSION);
   }
 
-  /** The schema version; metadata loaded at an older one, or while DDL runs, is not trusted. */
+  /**
+   * The schema version: metadata loaded while it had this value, with no DDL in flight, is good
+   * for as long as it keeps it.
+   */
   schemaVersion(): number {
     return Atomics.load(this.#words, SCHEMA_VERSION);
   }
 
   schemaChangesInFlight(): number {
     return Atomics.load(this.#words, SCHEMA_CHANGES_IN_FLIGHT);
+  }
+
+  /**
+   * Resolves when the schema version is no longer `version` (immediately if it is not), or after
+   * `timeoutMs`. A change anywhere wakes every worker waiting here, with no message sent.
+   */
+  schemaVersionChange(version: number, timeoutMs: number): Promise<unknown> {
+    const waited = Atomics.waitAsync(this.#words, SCHEMA_VERSION, version, timeoutMs);
+    return waited.async ? waited.value : Promise.resolve(waited.value);
+  }
+
+  // --- a worker's connections, for the main thread when the worker dies -----------------------
+
+  /**
+   * Records a backend connection of this worker (the server's connection id); returns its place
+   * for forgetConnection, or -1 when the list is full (the overflow flag then says so).
+   */
+  recordConnection(connectionId: number): number {
+    const words = this.#words;
+    // Ids are unsigned 32-bit, stored plus one so that 0 marks a free place: the largest id
+    // cannot be stored, and counts as an overflow.
+    if (connectionId >>> 0 === 0xffffffff) {
+      words[this.#own + WORKER_CONNECTIONS_OVERFLOW] = 1;
+      return -1;
+    }
+    const place = this.#freeConnections.pop() ?? this.#nextConnection++;
+    if (place >= CONNECTION_CAPACITY) {
+      this.#nextConnection = CONNECTION_CAPACITY;
+      words[this.#own + WORKER_CONNECTIONS_OVERFLOW] = 1;
+      return -1;
+    }
+    words[this.#own + WORKER_HEADER_WORDS + place] = (connectionId + 1) | 0;
+    return place;
+  }
+
+  forgetConnection(place: number): void {
+    if (place < 0) return;
+    this.#words[this.#own + WORKER_HEADER_WORDS + place] = 0;
+    this.#freeConnections.push(place);
+  }
+
+  /** The backend connections a (dead) worker had open, by the server's ids. */
+  connectionsOf(worker: number): { ids: number[]; overflowed: boolean } {
+    const words = this.#words;
+    const base = this.#regionOf(worker);
+    const ids: number[] = [];
+    for (let place = 0; place < CONNECTION_CAPACITY; place++) {
+      const stored = words[base + WORKER_HEADER_WORDS + place]!;
+      if (stored !== 0) ids.push(((stored >>> 0) - 1) >>> 0);
+    }
+    return { ids, overflowed: words[base + WORKER_CONNECTIONS_OVERFLOW] !== 0 };
+  }
+
+  /** How many marks a (dead) worker holds: table slots, "everything" and schema changes. */
+  heldBy(worker: number): number {
+    const words = this.#words;
+    const base = this.#regionOf(worker);
+    const inFlight = base + WORKER_HEADER_WORDS + CONNECTION_CAPACITY;
+    let held = words[base + WORKER_EVERYTHING_IN_FLIGHT]! + words[base + WORKER_SCHEMA_CHANGES]!;
+    for (let slot = 0; slot < this.slots; slot++) held += words[inFlight + slot]!;
+    return held;
+  }
+
+  /**
+   * The main thread, once a worker is dead and the server done with its connections: every mark
+   * the worker held is released as its writes would have released them (numbers raised first),
+   * and its region is cleared for the worker that replaces it.
+   */
+  releaseWorker(worker: number): ReleasedMarks {
+    const words = this.#words;
+    const base = this.#regionOf(worker);
+    const inFlight = base + WORKER_HEADER_WORDS + CONNECTION_CAPACITY;
+    const released: ReleasedMarks = { slots: 0, everything: 0, schemaChanges: 0 };
+    for (let slot = 0; slot < this.slots; slot++) {
+      const held = words[inFlight + slot]!;
+      if (held === 0) continue;
+      this.#raise(HEADER_WORDS + slot, this.#next());
+      words[inFlight + slot] = 0;
+      Atomics.sub(words, this.#inFlightBase + slot, held);
+      released.slots += held;
+    }
+    const everything = words[base + WORKER_EVERYTHING_IN_FLIGHT]!;
+    if (everything !== 0) {
+      this.#raise(EVERYTHING_SEQ, this.#next());
+      words[base + WORKER_EVERYTHING_IN_FLIGHT] = 0;
+      Atomics.sub(words, EVERYTHING_IN_FLIGHT, everything);
+      released.everything = everything;
+    }
+    const schemaChanges = words[base + WORKER_SCHEMA_CHANGES]!;
+    if (schemaChanges !== 0) {
+      words[base + WORKER_SCHEMA_CHANGES] = 0;
+      Atomics.sub(words, SCHEMA_CHANGES_IN_FLIGHT, schemaChanges);
+      Atomics.add(words, SCHEMA_VERSION, 1);
+      Atomics.notify(words, SCHEMA_VERSION);
+      released.schemaChanges = schemaChanges;
+    }
+    words.fill(0, base, base + WORKER_HEADER_WORDS + CONNECTION_CAPACITY);
+    return released;
   }
 
   #next(): number {

@@ -136,6 +136,8 @@ export class ClientSession {
   #lingering = false;
   /** The backend connection has closed (its 'close' event came). */
   #backendClosed = false;
+  /** Where the registry records this backend connection for the main thread, or -1. */
+  #recordedConnection = -1;
 
   constructor(client: Socket, options: SessionOptions) {
     this.#client = client;
@@ -318,15 +320,15 @@ export class ClientSession {
           this.#hold(raw, false);
           return;
         case 'wait': {
-          // An identical miss is on its way: its reply will likely be a hit for this one too.
+          // An identical miss is on its way (its reply will likely be a hit for this one too),
+          // or the schema metadata is being reloaded after DDL.
           this.#hold(raw, false);
-          const cache = this.#options.cache!;
           route.flight.wait(
             () =>
               this.#guard(() => {
                 if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
               }),
-            cache.flights.maxWaitMs,
+            route.maxWaitMs,
           );
           return;
         }
@@ -587,6 +589,10 @@ export class ClientSession {
     }
     this.#backend.setTimeout(0);
     this.#greeting = greeting;
+    // Should this worker die, the main thread ends this connection before releasing its marks.
+    const registry = this.#options.cache?.cache.registry;
+    if (registry !== undefined)
+      this.#recordedConnection = registry.recordConnection(greeting.connectionId);
     this.#phase = Phase.HANDSHAKE_RESPONSE;
     this.#toClient(raw);
     this.#client.resume();
@@ -618,6 +624,10 @@ export class ClientSession {
 
   #onBackendClose(): void {
     this.#backendClosed = true;
+    if (this.#recordedConnection >= 0) {
+      this.#options.cache!.cache.registry.forgetConnection(this.#recordedConnection);
+      this.#recordedConnection = -1;
+    }
     if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {

@@ -12,6 +12,8 @@ import type { BackendAddress } from './client-session.ts';
 import type { CacheSettings } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
+import { releaseDeadWorker } from './worker-recovery.ts';
+import { installTestFaults } from './test-faults.ts';
 
 export interface ProxyOptions {
   host: string;
@@ -39,6 +41,11 @@ export interface RunningProxy {
 
 const workerUrl = new URL('./worker.ts', import.meta.url);
 
+/** A worker that dies within this long of its start is restarted after a growing delay. */
+const STABLE_RUN_MS = 10_000;
+const RESTART_FIRST_DELAY_MS = 100;
+const RESTART_MAX_DELAY_MS = 30_000;
+
 /** Short-lived garbage (one miss's buffers and strings) dies young; 8 MB is plenty for it. */
 const YOUNG_GENERATION_MB = 8;
 
@@ -64,16 +71,28 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // about 10 MB (bench/cache-memory.ts). Flags set here apply to the isolates created after.
   setFlagsFromString('--optimize-for-size');
   const port = await resolvePort(options.host, options.port);
-  const registryBuffer = InvalidationRegistry.allocate();
+  // Two accounting regions per worker: a replacement starts on the spare one while the dead
+  // worker's region is still being released.
+  const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers);
   const registry = new InvalidationRegistry(registryBuffer);
   const statsBuffer = CacheStats.allocate(options.workers);
   const workers = new Set<Worker>();
+  /** The running worker of each index, for test faults. */
+  const byIndex = new Map<number, Worker>();
+  /** Per index: the delay before its next restart (0 while it runs long enough). */
+  const restartDelays = new Map<number, number>();
+  /** Per index: the registry region its running worker keeps its marks in. */
+  const regions = new Map<number, number>();
+  /** Regions whose dead worker's marks are being released. */
+  const releasing = new Map<number, Promise<unknown>>();
   let closing = false;
 
-  const spawn = (index: number): Promise<Worker> =>
+  const spawn = (index: number, region = index): Promise<Worker> =>
     new Promise((resolve, reject) => {
+      regions.set(index, region);
       const config: WorkerConfig = {
         index,
+        registryRegion: region,
         host: options.host,
         port,
         backend: options.backend,
@@ -99,15 +118,58 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         options.log.error(`worker ${index} failed: ${error.stack ?? error.message}`);
         reject(error);
       });
+      const startedAt = Date.now();
+      byIndex.set(index, worker);
       worker.on('exit', (code) => {
         workers.delete(worker);
+        if (byIndex.get(index) === worker) byIndex.delete(index);
         if (closing) return;
-        options.log.warn(`worker ${index} exited with code ${code}; starting a new one`);
-        spawn(index).catch((error: Error) =>
-          options.log.error(`worker ${index} could not restart: ${error.message}`),
-        );
+        void restart(index, code, Date.now() - startedAt);
       });
     });
+
+  /**
+   * A worker died: the marks its sessions held are released once the server is done with its
+   * connections (worker-recovery.ts); meanwhile a new worker takes its place on the spare
+   * region — after a growing delay when it keeps dying soon after its start.
+   */
+  const restart = async (index: number, code: number, ranMs: number): Promise<void> => {
+    const previous = restartDelays.get(index) ?? 0;
+    const delay =
+      ranMs >= STABLE_RUN_MS
+        ? 0
+        : Math.min(Math.max(previous * 2, RESTART_FIRST_DELAY_MS), RESTART_MAX_DELAY_MS);
+    restartDelays.set(index, delay);
+    options.log.warn(
+      `worker ${index} exited with code ${code}; releasing its marks and starting a new one${delay > 0 ? ` in ${delay} ms` : ''}`,
+    );
+    const region = regions.get(index) ?? index;
+    const release = releaseDeadWorker(
+      registry,
+      region,
+      options.backend,
+      options.cache?.admin ?? null,
+      options.log,
+    ).then((released) => {
+      if (released.slots + released.everything + released.schemaChanges > 0) {
+        options.log.warn(
+          `worker ${index} held ${released.slots} table mark(s), ${released.everything} "everything" mark(s) and ${released.schemaChanges} schema change(s): released`,
+        );
+      }
+    });
+    releasing.set(region, release);
+    void release.finally(() => releasing.delete(region));
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    // The spare region is free once an earlier death's release on it is done.
+    const spare = region < options.workers ? region + options.workers : region - options.workers;
+    await releasing.get(spare);
+    if (closing) return;
+    spawn(index, spare).catch((error: Error) =>
+      options.log.error(`worker ${index} could not restart: ${error.message}`),
+    );
+  };
+
+  installTestFaults(byIndex);
 
   try {
     await Promise.all(Array.from({ length: options.workers }, (_, index) => spawn(index)));

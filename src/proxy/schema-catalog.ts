@@ -7,8 +7,15 @@
  * everything and no result is stored (a view's definition may just have changed). Without an
  * admin account the catalog is conservative for good: every write invalidates everything, so a
  * result only depends on the names it reads. Hits on results stored earlier stay safe either way.
+ *
+ * The metadata is trusted while the registry's schema version is the one it was read at (one
+ * atomic load per question). Every worker watches that version: DDL anywhere wakes them all, and
+ * each reloads as soon as the DDL has its reply, so a statement arriving meanwhile can wait for
+ * the reload (`reloading`) instead of going the conservative way. A load that fails or hangs is
+ * retried by itself with backoff: the catalog never stays without metadata because of one error.
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
@@ -25,8 +32,16 @@ export interface AdminAccount {
 /** Writes whose tables cannot be told apart. */
 export const EVERYTHING = 'everything';
 
-/** After a failed load, how long before trying again. */
-const RETRY_MS = 2000;
+/** After a failed load, how long before trying again; doubled after each failure, up to the max. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 10_000;
+/** A load that takes longer is given up and retried: a wedged connection must not stall it. */
+const LOAD_TIMEOUT_MS = 10_000;
+/**
+ * How long a statement that needs metadata waits for a reload under way before it goes the
+ * conservative way (a read is not cached, a write invalidates everything).
+ */
+export const METADATA_WAIT_MS = 2000;
 /**
  * A name the metadata does not know may be a table created behind the proxy's back (by another
  * client, or before the proxy started): the metadata is read again, at most this often.
@@ -40,10 +55,17 @@ export class SchemaCatalog {
   readonly #log: Logger;
   #dependencies: TableDependencies | null = null;
   #generation = 0;
-  #loadedVersion = -1;
+  /** The schema version the metadata was read at; NaN before the first load. */
+  #loadedVersion = NaN;
   #loading = false;
-  #retryAt = 0;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #retryMs = RETRY_FIRST_MS;
   #loadedAt = 0;
+  /** Statements waiting for the reload under way. */
+  #reloaded: Flight | null = null;
+  /** The schema version being watched for a change, or NaN. */
+  #watching = NaN;
+  #stopped = false;
 
   constructor(
     registry: InvalidationRegistry,
@@ -57,15 +79,11 @@ export class SchemaCatalog {
     this.#log = log;
   }
 
-  /** Trusted only when loaded at the current schema version with no DDL running. */
+  /** Trusted only when loaded at the current schema version (no DDL ran or runs since). */
   get current(): TableDependencies | null {
-    const registry = this.#registry;
-    if (registry.schemaChangesInFlight() !== 0) return null;
-    if (this.#loadedVersion !== registry.schemaVersion()) {
-      this.#reload();
-      return null;
-    }
-    return this.#dependencies;
+    if (this.#loadedVersion === this.#registry.schemaVersion()) return this.#dependencies;
+    this.#reload();
+    return null;
   }
 
   /**
@@ -77,9 +95,30 @@ export class SchemaCatalog {
     return this.current === null ? -1 : this.#generation;
   }
 
+  /**
+   * While the metadata is behind the schema version and a reload is under way (no DDL running:
+   * its end cannot be waited for), the flight a statement that needs metadata may wait on; its
+   * waiters are woken when the reload lands or fails. Null when there is nothing to wait for.
+   */
+  get reloading(): Flight | null {
+    if (this.#admin === null || this.#loadedVersion === this.#registry.schemaVersion()) return null;
+    this.#reload();
+    const flight = this.#reloaded;
+    // A load slower than the wait bound: later statements do not wait for it either.
+    return this.#loading && flight !== null && !flight.expired ? flight : null;
+  }
+
   /** Starts loading at once (the proxy's startup), instead of at the first statement. */
   warmUp(): void {
     this.#reload();
+  }
+
+  /** No more reloads or timers (the worker is draining). */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
+    this.#retryTimer = null;
+    this.#land();
   }
 
   /**
@@ -192,39 +231,110 @@ export class SchemaCatalog {
   }
 
   #reloadForUnknownName(): void {
-    if (Date.now() - this.#loadedAt >= UNKNOWN_NAME_RELOAD_MS) this.#reload();
+    if (Date.now() - this.#loadedAt >= UNKNOWN_NAME_RELOAD_MS) this.#reload(true);
   }
 
-  #reload(): void {
-    if (this.#admin === null || this.#loading || Date.now() < this.#retryAt) return;
+  /**
+   * Loads the metadata unless a load is under way or a retry is scheduled. `force` loads again
+   * even when the metadata is current (a name it did not know).
+   */
+  #reload(force = false): void {
+    if (this.#admin === null || this.#loading || this.#retryTimer !== null || this.#stopped) return;
+    const registry = this.#registry;
+    // The version first: a change that begins after it moves it, so a load racing it is dropped.
+    const version = registry.schemaVersion();
+    if (!force && version === this.#loadedVersion) return;
+    if (registry.schemaChangesInFlight() !== 0) {
+      // DDL runs: what is read now may miss it. Its end moves the version and wakes us.
+      this.#land();
+      this.#watch(version);
+      return;
+    }
     this.#loading = true;
-    const version = this.#registry.schemaVersion();
-    void this.#load(this.#admin)
-      .then((dependencies) => {
-        // DDL that ran while loading may not be in what was read: load again later.
-        if (this.#registry.schemaChangesInFlight() !== 0) return;
+    this.#reloaded ??= new Flight(performance.now());
+    void this.#loadBounded(this.#admin).then(
+      (dependencies) => {
+        this.#loading = false;
+        if (this.#stopped) return;
+        if (registry.schemaVersion() !== version) {
+          // DDL began or ended while loading: what was read may not show it.
+          this.#reload();
+          return;
+        }
         this.#dependencies = dependencies;
         this.#generation++;
         this.#loadedAt = Date.now();
         this.#loadedVersion = version;
-      })
-      .catch((error: unknown) => {
-        this.#retryAt = Date.now() + RETRY_MS;
-        this.#log.warn(`cannot read schema metadata: ${(error as Error).message}`);
-      })
-      .finally(() => {
+        this.#retryMs = RETRY_FIRST_MS;
+        this.#land();
+        this.#watch(version);
+      },
+      (error: unknown) => {
         this.#loading = false;
-      });
+        if (this.#stopped) return;
+        this.#log.warn(
+          `cannot read schema metadata (retrying in ${this.#retryMs} ms): ${(error as Error).message}`,
+        );
+        this.#land();
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = null;
+          this.#reload(force);
+        }, this.#retryMs);
+        this.#retryTimer.unref();
+        this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
+      },
+    );
   }
 
-  async #load(admin: AdminAccount): Promise<TableDependencies> {
+  /** Wakes the statements waiting for a reload: they go on, with metadata or without. */
+  #land(): void {
+    const flight = this.#reloaded;
+    this.#reloaded = null;
+    flight?.land();
+  }
+
+  /**
+   * Reloads as soon as the schema version moves from `version`: DDL relayed by any worker wakes
+   * every catalog, which then has its metadata back by the time its next statement needs it.
+   * The wait holds no handle: it never keeps a draining worker alive.
+   */
+  #watch(version: number): void {
+    if (this.#watching === version || this.#stopped) return;
+    this.#watching = version;
+    void this.#registry.schemaVersionChange(version, Infinity).then(() => {
+      if (this.#watching !== version) return;
+      this.#watching = NaN;
+      this.#reload();
+    });
+  }
+
+  /** A load that answers within LOAD_TIMEOUT_MS or fails. */
+  async #loadBounded(admin: AdminAccount): Promise<TableDependencies> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${LOAD_TIMEOUT_MS} ms`)),
+        LOAD_TIMEOUT_MS,
+      );
+    });
+    try {
+      return await Promise.race([this.#load(admin, timeout), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #load(admin: AdminAccount, timeout: Promise<never>): Promise<TableDependencies> {
     const connection = await MysqlConnection.connect({
       host: this.#backend.host,
       port: this.#backend.port,
       user: admin.user,
       password: admin.password,
       database: null,
+      connectTimeoutMs: LOAD_TIMEOUT_MS,
     });
+    // Given up on: the connection goes, so nothing of it lingers on the server.
+    timeout.catch(() => connection.destroy());
     try {
       // The loader asks the server for lower_case_table_names and its version itself.
       const snapshot = await loadSchemaSnapshot(connection, {});

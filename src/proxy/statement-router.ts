@@ -16,10 +16,10 @@ import {
   LONG_DATA_HEADER_LENGTH,
   statementIdOf,
 } from '../protocol/command-fields.ts';
-import { replyShapeOf } from '../protocol/reply-tracker.ts';
+import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
-import { EVERYTHING, qualify } from './schema-catalog.ts';
+import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
@@ -71,8 +71,11 @@ export type Route =
   | { action: 'answer'; bytes: Buffer }
   /** Send the session probe first, then route the command again. */
   | { action: 'probe'; sql: string }
-  /** Wait for an identical miss in flight, then route the command again. */
-  | { action: 'wait'; flight: Flight }
+  /**
+   * Wait (at most maxWaitMs) for an identical miss in flight, or for the schema metadata being
+   * reloaded (`metadata`), then route the command again.
+   */
+  | { action: 'wait'; flight: Flight; maxWaitMs: number; metadata: boolean }
   /** Send this command (the last hit) first, so the server's diagnostics match, then route. */
   | { action: 'replay'; payload: Buffer }
   | { action: 'forward'; plan: CommandPlan | null };
@@ -149,6 +152,8 @@ export class StatementRouter {
   #tablesLocked = false;
   /** The command being routed waited for a flight already: it does not wait again. */
   #waited = false;
+  /** The command being routed waited for the metadata already: it does not wait again. */
+  #waitedForMetadata = false;
   /** False while routing a command that must reach the server whatever the cache holds. */
   #mayHit = true;
   /**
@@ -187,8 +192,14 @@ export class StatementRouter {
     }
     const route = this.#route(payload, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
-    this.#waited = route.action === 'wait';
-    if (route.action === 'wait') this.#lastHit = lastHit;
+    if (route.action === 'wait') {
+      if (route.metadata) this.#waitedForMetadata = true;
+      else this.#waited = true;
+      this.#lastHit = lastHit;
+    } else {
+      this.#waited = false;
+      this.#waitedForMetadata = false;
+    }
     return route;
   }
 
@@ -242,16 +253,25 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
-      default: {
-        // COM_DROP_DB, COM_REFRESH, bulk execution and anything else that may write. A command
-        // byte the proxy knows no reply shape for gets "Unknown command" from MariaDB: it is
-        // announced as a write of everything all the same, but not as a schema change, so that
-        // garbage does not make every worker reload its metadata.
-        const route = this.#forwardUnknown(command, replyShapeOf(command) !== null);
+      case Command.REFRESH: // FLUSH privileges, tables, logs, status...: it may change what any result says (a
+      // privilege, say), never a view, trigger or foreign key, and nothing of it waits for a
+      // transaction's end. The server commits the open transaction first, even when it then
+      // refuses (1227): its error says nothing of that, so the transaction's own marks stay
+      // held until the next reply, but this one goes with its reply.
+      {
+        const route = this.#forward(command, null, REFRESH_MARKS, false);
         // COM_REFRESH with REFRESH_STATUS is FLUSH STATUS.
-        if (command === Command.REFRESH && ((payload[1] ?? 0) & REFRESH_STATUS) !== 0)
-          route.plan!.flushesStatus = true;
+        if (((payload[1] ?? 0) & REFRESH_STATUS) !== 0) route.plan!.flushesStatus = true;
         return route;
+      }
+      default: {
+        // A command with no reply could never release a mark: none of them writes.
+        if (replyShapeOf(command) === ReplyShape.NONE) return FORWARD;
+        // COM_DROP_DB, bulk execution and anything else that may write. A command byte the
+        // proxy knows no reply shape for gets "Unknown command" from MariaDB: it is announced as
+        // a write of everything all the same, but not as a schema change, so that garbage does
+        // not make every worker reload its metadata.
+        return this.#forwardUnknown(command, replyShapeOf(command) !== null);
       }
     }
   }
@@ -468,6 +488,8 @@ export class StatementRouter {
     if (info.control?.kind === 'show-status') {
       return this.#withStatus(this.#forward(Command.QUERY, info, null, false), info, false);
     }
+    const metadataWait = this.#metadataWait(info);
+    if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
@@ -546,6 +568,8 @@ export class StatementRouter {
     }
     // The probe would change what the statement reads: diagnostics go first, as for text.
     if (this.#stateDirty && !info.readsDiagnostics) return { action: 'probe', sql: this.#probeSql };
+    const metadataWait = this.#metadataWait(info);
+    if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(statement.entry, statement.schema);
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;
@@ -670,7 +694,8 @@ export class StatementRouter {
     const now = performance.now();
     if (!this.#waited) {
       const flight = flights.joinable(key, now);
-      if (flight !== null) return { action: 'wait', flight };
+      if (flight !== null)
+        return { action: 'wait', flight, maxWaitMs: flights.maxWaitMs, metadata: false };
     }
     const registry = this.#cache.registry;
     // Read inside a snapshot, the result is what was committed at the snapshot: it may be kept
@@ -679,6 +704,22 @@ export class StatementRouter {
     const route = this.#forward(command, info, null, entry.establishesSnapshot);
     route.plan!.fill = { key, slots, fillSeq, flight: flights.start(key, now) };
     return route;
+  }
+
+  /**
+   * A statement naming tables while this worker's metadata is behind the schema version (DDL
+   * just ran, here or on another worker) waits for the reload under way rather than go the
+   * conservative way. Current metadata costs one atomic load here; DDL still running is not
+   * waited for.
+   */
+  #metadataWait(info: StatementInfo): Route | null {
+    if (this.#waitedForMetadata || (info.reads.length === 0 && info.writes.length === 0))
+      return null;
+    const catalog = this.#worker.catalog;
+    if (catalog.generation >= 0) return null;
+    const flight = catalog.reloading;
+    if (flight === null) return null;
+    return { action: 'wait', flight, maxWaitMs: METADATA_WAIT_MS, metadata: true };
   }
 
   /** Leaves on the server the diagnostics a real run of `hit` would have left. */
@@ -872,6 +913,13 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+/** COM_REFRESH: everything, at once. */
+const REFRESH_MARKS: WriteMarks = {
+  slots: null,
+  everything: true,
+  schemaChange: false,
+  untilReply: true,
+};
 
 /** COM_REFRESH's flag for FLUSH STATUS. */
 const REFRESH_STATUS = 0x10;

@@ -22,6 +22,12 @@ export interface WriteMarks {
   slots: Int32Array | null;
   everything: boolean;
   schemaChange: boolean;
+  /**
+   * What the command changes is not transactional (COM_REFRESH's FLUSH): it is in force at its
+   * reply, so the marks go then, even when the session's transaction state is unknown after an
+   * error and the transaction's own writes stay held.
+   */
+  untilReply?: boolean;
 }
 
 /** Status bits a cached reply must carry as the session's, not as they were when it was stored. */
@@ -94,7 +100,7 @@ export class TransactionState {
       this.snapshotEstablished = true;
     }
     if (marks !== null) {
-      if (nowIn) this.#hold(marks);
+      if (nowIn && marks.untilReply !== true) this.#hold(marks);
       else this.#release(marks);
       if (marks.schemaChange) this.#registry.endSchemaChange();
     }

@@ -18,6 +18,8 @@ export interface CacheSettings {
 
 export interface WorkerConfig {
   index: number;
+  /** The invalidation registry's accounting region this worker keeps its marks in. */
+  registryRegion: number;
   host: string;
   port: number;
   backend: BackendAddress;
@@ -28,7 +30,8 @@ export interface WorkerConfig {
   cache: CacheSettings | null;
 }
 
-export type ToWorker = { type: 'drain' };
+/** `fault`: a test-only failure (NICECACHE_TEST_FAULTS): the worker dies of an uncaught error. */
+export type ToWorker = { type: 'drain' } | { type: 'fault' };
 
 export type FromWorker =
   { type: 'listening' } | { type: 'listen-failed'; message: string } | { type: 'drained' };

@@ -19,7 +19,7 @@ const config = workerData as WorkerConfig;
 const log = createLogger(`[worker ${config.index}] `);
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
-const registry = new InvalidationRegistry(config.registry);
+const registry = new InvalidationRegistry(config.registry, config.registryRegion);
 /** How often a worker drops results writes made stale, so Qcache_queries_in_cache falls. */
 const STALE_SWEEP_INTERVAL_MS = 200;
 
@@ -80,9 +80,18 @@ function finish(): void {
 }
 
 port.on('message', (message: ToWorker) => {
-  if (message.type !== 'drain' || draining) return;
+  if (message.type === 'fault') {
+    if (process.env['NICECACHE_TEST_FAULTS'] !== '1') return;
+    // Thrown outside every handler, as a bug would be: the thread dies mid-work.
+    setImmediate(() => {
+      throw new Error('test fault: worker crashing on request');
+    });
+    return;
+  }
+  if (draining) return;
   draining = true;
   server.close();
+  cache?.catalog.stop();
   if (sessions.size === 0) {
     finish();
     return;

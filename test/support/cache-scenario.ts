@@ -131,11 +131,15 @@ export class ProxyHarness {
     this.#stats = stats;
   }
 
-  static async start(extraArgs: string[] = []): Promise<ProxyHarness> {
+  static async start(
+    extraArgs: string[] = [],
+    options: { env?: NodeJS.ProcessEnv; stdin?: boolean } = {},
+  ): Promise<ProxyHarness> {
     const process = await startProxyProcess({
       workers: 2,
       extraArgs: ['--admin-user', BACKEND_USER, '--admin-password', BACKEND_PASSWORD, ...extraArgs],
-      env: { NICECACHE_DEBUG: '1' },
+      env: { NICECACHE_DEBUG: '1', ...options.env },
+      stdin: options.stdin ?? false,
     });
     try {
       const warm = [

@@ -24,6 +24,8 @@ export interface ProxyProcessOptions {
   workers?: number;
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Give the proxy a standard input the test writes to (child.stdin). */
+  stdin?: boolean;
 }
 
 export async function startProxyProcess(options: ProxyProcessOptions = {}): Promise<ProxyProcess> {
@@ -39,7 +41,7 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
     ...(options.extraArgs ?? []),
   ];
   const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });
   let stderr = '';
@@ -48,7 +50,7 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
   );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`proxy did not start:\n${stderr}`)), 20_000);
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       const match = /listening on [^\s]+:(\d+)/.exec(stderr);
       if (match) {
@@ -61,7 +63,7 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
       reject(new Error(`proxy exited with ${code}:\n${stderr}`));
     });
   });
-  child.stdout.resume();
+  child.stdout!.resume();
   return {
     host: '127.0.0.1',
     port,
