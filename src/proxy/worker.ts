@@ -54,6 +54,7 @@ const server = createServer({ noDelay: true }, (socket) => {
     backend: config.backend,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
     cache,
   });
   sessions.add(session);

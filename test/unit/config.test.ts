@@ -31,6 +31,9 @@ describe('proxy configuration', () => {
       singleFlightWaitMs: 50,
       adminUser: null,
       adminPassword: '',
+      handshakeTimeoutMs: 10000,
+      requireBackend: false,
+      adminPasswordOnCommandLine: false,
     });
   });
 
