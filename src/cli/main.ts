@@ -78,6 +78,10 @@ async function runProxy(args: string[]): Promise<void> {
   }
   const log = createLogger();
   if (config.adminPasswordOnCommandLine && config.adminPassword !== '') scrubPassword(args, log);
+  // Before the start, so that neither signal can end a proxy that is starting either.
+  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
+    process.on(signal, () => onReloadSignal(signal, args, config, log));
+  }
   const proxy = await startProxy({
     host: config.listen.host,
     port: config.listen.port,
@@ -104,10 +108,6 @@ async function runProxy(args: string[]): Promise<void> {
           },
     log,
   });
-  const { host, port } = config.backend;
-  log.info(
-    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}`,
-  );
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -126,9 +126,11 @@ async function runProxy(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
-    process.on(signal, () => onReloadSignal(signal, args, config, log));
-  }
+  // Only then the line that says the proxy is up: whoever reads it may signal at once.
+  const { host, port } = config.backend;
+  log.info(
+    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}`,
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
