@@ -58,7 +58,7 @@ function closeServer(server: Server): Promise<void> {
 }
 
 function describe(identity: InstanceIdentity): string {
-  return `nicecache ${identity.version} (pid ${identity.pid}, listening on ${identity.listen} in front of ${identity.backend}, since ${identity.since})`;
+  return `nicecache ${identity.version} (pid ${identity.pid}, serving ${identity.listen} in front of ${identity.backend}, since ${identity.since})`;
 }
 
 /** Asks the instance holding the lock who it is; null when nobody answers. */

@@ -124,6 +124,32 @@ describe('one proxy per port', () => {
     }
   });
 
+  test('two instances started at the same moment on one port: exactly one runs', async () => {
+    for (let round = 0; round < 3; round++) {
+      const listen = `127.0.0.1:${await freePort()}`;
+      const starts = await Promise.allSettled([
+        startProxyProcess({ backend, workers: 2, listen }),
+        startProxyProcess({ backend, workers: 2, listen }),
+      ]);
+      const running = starts.flatMap((start) =>
+        start.status === 'fulfilled' ? [start.value] : [],
+      );
+      const refused = starts.flatMap((start): unknown[] =>
+        start.status === 'rejected' ? [start.reason] : [],
+      );
+      try {
+        assert.equal(running.length, 1, String(refused));
+        assert.match(
+          String(refused[0]),
+          /exited with 1[^]*already (served by nicecache|in use by)/,
+        );
+        await selectOne(running[0]!.port);
+      } finally {
+        for (const proxy of running) assert.equal(await proxy.stop(), 0);
+      }
+    }
+  });
+
   test('a port held by another program: the start fails and names that program', async () => {
     const other: Server = createServer(() => {});
     await new Promise<void>((resolve) => other.listen({ host: '127.0.0.1', port: 0 }, resolve));
