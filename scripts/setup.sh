@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
-# tests and benchmarks use (MariaDB server and client, sysbench, xmllint) when missing, then the npm
+# tests and benchmarks use (MariaDB server and client, sysbench, xmllint, PyMySQL) when missing, then the npm
 # packages, which include the Node 24 the project runs on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,8 @@ command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 # xmllint: the tests check that the benchmark's SVG charts are well-formed XML.
 command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
+# PyMySQL: the tests check that Python clients print nicecache's own errors whole.
+/usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || missing+=(python3-pymysql)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -111,11 +111,11 @@ export async function startProxy(
 ): Promise<{ child: ChildProcess; port: number }> {
   // The throwaway servers' account can read the schema metadata the cache uses (views,
   // triggers, foreign keys); without it every write would invalidate everything.
-  const withAdmin =
-    'admin-user' in options
-      ? options
-      : { 'admin-user': backend.user, 'admin-password': backend.password, ...options };
-  const extra = Object.entries(withAdmin).flatMap(([key, value]) => [`--${key}`, value]);
+  const withAdmin = 'admin-user' in options ? options : { 'admin-user': backend.user, ...options };
+  const { 'admin-password': password, ...rest } = withAdmin;
+  const extra = Object.entries(rest).flatMap(([key, value]) => [`--${key}`, value]);
+  // The password goes in the environment: options are visible in the process list.
+  const adminPassword = 'admin-user' in options ? password : backend.password;
   const child = spawn(
     process.execPath,
     [
@@ -127,7 +127,13 @@ export async function startProxy(
       `${backend.host}:${backend.port}`,
       ...extra,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env:
+        adminPassword === undefined
+          ? process.env
+          : { ...process.env, NICECACHE_ADMIN_PASSWORD: adminPassword },
+    },
   );
   let log = '';
   const port = await new Promise<number>((resolve, reject) => {

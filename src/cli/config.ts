@@ -24,6 +24,12 @@ export interface ProxyConfig {
   singleFlightWaitMs: number;
   adminUser: string | null;
   adminPassword: string;
+  /** A client that has not logged in this long after its greeting is dropped. */
+  handshakeTimeoutMs: number;
+  /** Refuse to start when the backend cannot be reached (default: start, clients get 1429). */
+  requireBackend: boolean;
+  /** The password was given as an option, visible to every user in the process list. */
+  adminPasswordOnCommandLine: boolean;
 }
 
 /** Each option: its flag, environment variable, config-file key, default and help text. */
@@ -54,7 +60,21 @@ export const proxyOptionSpecs = [
     env: 'NICECACHE_CONNECT_TIMEOUT',
     value: 'MS',
     fallback: '5000',
-    help: 'how long to wait for the backend before a client gets error 2003',
+    help: 'how long to wait for the backend (connect and greeting) before a client gets error 1429',
+  },
+  {
+    flag: 'handshake-timeout',
+    env: 'NICECACHE_HANDSHAKE_TIMEOUT',
+    value: 'MS',
+    fallback: '10000',
+    help: 'a client that has not logged in this long after the greeting is dropped, and its backend connection with it',
+  },
+  {
+    flag: 'require-backend',
+    env: 'NICECACHE_REQUIRE_BACKEND',
+    value: '',
+    fallback: 'false',
+    help: 'refuse to start when the backend cannot be reached (without it nicecache starts, and each client gets error 1429 until the backend answers)',
   },
   {
     flag: 'drain-timeout',
@@ -110,7 +130,7 @@ export const proxyOptionSpecs = [
     env: 'NICECACHE_ADMIN_PASSWORD',
     value: 'PASSWORD',
     fallback: '',
-    help: 'its password',
+    help: 'its password: give it in the environment or the config file, not as an option (options are visible to every user in the process list)',
   },
 ] as const;
 
@@ -150,6 +170,21 @@ function parsePositiveInt(text: string, what: string, allowZero = false): number
   return value;
 }
 
+function parseBoolean(text: string, what: string): boolean {
+  const value = {
+    '1': true,
+    TRUE: true,
+    ON: true,
+    YES: true,
+    '0': false,
+    FALSE: false,
+    OFF: false,
+    NO: false,
+  }[text.trim().toUpperCase()];
+  if (value === undefined) throw new ConfigError(`${what}: expected true or false, got '${text}'`);
+  return value;
+}
+
 function readConfigFile(path: string): Record<string, string> {
   let parsed: unknown;
   try {
@@ -178,7 +213,9 @@ export function parseProxyConfig(
     config: { type: 'string' },
     help: { type: 'boolean' },
   };
-  for (const spec of proxyOptionSpecs) options[spec.flag] = { type: 'string' };
+  for (const spec of proxyOptionSpecs) {
+    options[spec.flag] = { type: spec.value === '' ? 'boolean' : 'string' };
+  }
   let parsed;
   try {
     parsed = parseArgs({ args, options, allowPositionals: false, strict: true });
@@ -191,7 +228,9 @@ export function parseProxyConfig(
   const fromFile = configPath ? readConfigFile(configPath) : {};
   const value = (flag: (typeof proxyOptionSpecs)[number]['flag']): string => {
     const spec = proxyOptionSpecs.find((candidate) => candidate.flag === flag)!;
-    return (flags[flag] as string | undefined) ?? env[spec.env] ?? fromFile[flag] ?? spec.fallback;
+    const given = flags[flag];
+    const fromFlag = typeof given === 'boolean' ? String(given) : given;
+    return fromFlag ?? env[spec.env] ?? fromFile[flag] ?? spec.fallback;
   };
   return {
     listen: parseHostPort(value('listen'), '--listen'),
@@ -206,13 +245,62 @@ export function parseProxyConfig(
     singleFlightWaitMs: parsePositiveInt(value('single-flight-wait'), '--single-flight-wait', true),
     adminUser: value('admin-user') === '' ? null : value('admin-user'),
     adminPassword: value('admin-password'),
+    handshakeTimeoutMs: parsePositiveInt(value('handshake-timeout'), '--handshake-timeout'),
+    requireBackend: parseBoolean(value('require-backend'), '--require-backend'),
+    adminPasswordOnCommandLine: typeof flags['admin-password'] === 'string',
   };
+}
+
+/** The settings that differ between two configurations, by option name. */
+export function changedSettings(before: ProxyConfig, after: ProxyConfig): string[] {
+  const names: Record<string, string> = {
+    listen: '--listen',
+    backend: '--backend',
+    workers: '--workers',
+    connectTimeoutMs: '--connect-timeout',
+    drainTimeoutMs: '--drain-timeout',
+    queryCacheType: '--query-cache-type',
+    queryCacheSize: '--query-cache-size',
+    queryCacheLimit: '--query-cache-limit',
+    queryCacheTtlMs: '--query-cache-ttl',
+    singleFlightWaitMs: '--single-flight-wait',
+    adminUser: '--admin-user',
+    adminPassword: '--admin-password',
+    handshakeTimeoutMs: '--handshake-timeout',
+    requireBackend: '--require-backend',
+  };
+  return Object.keys(names)
+    .filter(
+      (key) =>
+        JSON.stringify(before[key as keyof ProxyConfig]) !==
+        JSON.stringify(after[key as keyof ProxyConfig]),
+    )
+    .map((key) => names[key]!);
+}
+
+/** Wraps help text to the terminal width most people have, indented under its option. */
+function wrap(text: string, indent: number, width = 100): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+function optionHelp(name: string, help: string): string {
+  const [first, ...rest] = wrap(help, 30);
+  return [`  ${name.padEnd(28)}${first}`, ...rest.map((line) => ' '.repeat(30) + line)].join('\n');
 }
 
 export function proxyHelp(): string {
   const lines = proxyOptionSpecs.map(
     (spec) =>
-      `  --${`${spec.flag} ${spec.value}`.padEnd(26)}${spec.help}\n${' '.repeat(30)}env ${spec.env}; default ${spec.fallback}`,
+      `${optionHelp(`--${spec.flag}${spec.value === '' ? '' : ` ${spec.value}`}`, spec.help)}\n${' '.repeat(30)}env ${spec.env}; default ${spec.fallback === '' ? 'none' : spec.fallback}`,
   );
   return [
     'Usage: nicecache proxy [options]',
@@ -222,11 +310,39 @@ export function proxyHelp(): string {
     '',
     'Options:',
     ...lines,
-    `  ${'--config FILE'.padEnd(28)}a JSON object with any of the options above, e.g. {"workers": 4}`,
+    optionHelp('--config FILE', 'a JSON object with any of the options above, e.g. {"workers": 4}'),
     `${' '.repeat(30)}env NICECACHE_CONFIG`,
-    `  ${'--help'.padEnd(28)}this text`,
+    optionHelp('--version', 'print the version and exit'),
+    optionHelp('--help', 'this text'),
     '',
-    'Precedence: options, then environment, then config file, then defaults.',
-    'SIGTERM or SIGINT: stop accepting, let running commands finish (--drain-timeout), exit 0.',
+    'Precedence: options, then environment, then config file, then defaults. Secrets (the admin',
+    'password) belong in the environment or the config file: options are visible to every user',
+    'of the machine in the process list, so nicecache warns when it gets one and blanks it there.',
+    '',
+    'Start-up fails (exit code 1, with the reason) when the port is held by another nicecache or',
+    'another program, when the admin account cannot log in or lacks global SELECT, SHOW VIEW and',
+    'TRIGGER, and, with --require-backend, when the backend cannot be reached.',
+    '',
+    'Signals:',
+    optionHelp(
+      'SIGTERM, SIGINT',
+      'stop accepting, let running commands finish (--drain-timeout), exit 0',
+    ),
+    optionHelp(
+      'SIGHUP, SIGUSR2',
+      'logged and ignored: the configuration is read again and checked, and what differs is logged, but the settings in force stay until a restart',
+    ),
+    optionHelp('SIGUSR1', "ignored: Node's inspector is never opened"),
+    '',
+    "Errors a client gets from nicecache itself (the backend's own are relayed unchanged):",
+    optionHelp(
+      '1429 (HY000)',
+      `"Can't connect to server on 'HOST:PORT' (111 "Connection refused")": the backend cannot be reached or did not greet within --connect-timeout`,
+    ),
+    optionHelp(
+      '1043 (08S01)',
+      '"Bad handshake", or TLS requested (nicecache does not offer TLS yet)',
+    ),
+    optionHelp('1156 (08S01)', 'a command packet nicecache cannot read'),
   ].join('\n');
 }

@@ -1,9 +1,18 @@
 /** The `nicecache` command: parses arguments and starts things; no logic of its own. */
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
-import { ConfigError, parseProxyConfig, proxyHelp } from './config.ts';
+import type { Logger } from '../proxy/log.ts';
+import { ConfigError, changedSettings, parseProxyConfig, proxyHelp } from './config.ts';
+import type { ProxyConfig } from './config.ts';
 import { runBench } from './bench-command.ts';
 import { runMariadb } from './mariadb-command.ts';
+import { version } from './version.ts';
+
+// SIGUSR1 makes Node open its inspector on 127.0.0.1:9229, unauthenticated, in a process that
+// holds the admin password and sees all traffic. The npm scripts start Node with
+// --disable-sigusr1; a listener of our own does the same however Node was started.
+const signalLog = createLogger();
+process.on('SIGUSR1', () => signalLog.info('SIGUSR1 ignored (the inspector stays closed)'));
 
 const usage = `Usage: nicecache <command> [options]
 
@@ -13,21 +22,75 @@ Commands:
   mariadb  run a throwaway MariaDB server (for tests and benchmarks)
   help     this text
 
-'nicecache <command> --help' explains a command's options.`;
+'nicecache <command> --help' explains a command's options; 'nicecache --version' prints the
+version.`;
+
+/**
+ * A password among the arguments is in /proc/PID/cmdline for every local user to read. Say so,
+ * and overwrite it there: Node's process.title rewrites the memory the kernel shows.
+ */
+function scrubPassword(args: string[], log: Logger): void {
+  log.warn(
+    '--admin-password on the command line is visible to every user of this machine (ps, /proc); give it in NICECACHE_ADMIN_PASSWORD or the config file instead',
+  );
+  const shown = args.map((arg, index) =>
+    arg.startsWith('--admin-password=')
+      ? '--admin-password=***'
+      : args[index - 1] === '--admin-password'
+        ? '***'
+        : arg,
+  );
+  process.title = ['nicecache', 'proxy', ...shown].join(' ');
+}
+
+/**
+ * SIGHUP and SIGUSR2 would end the process by default, with no drain. A running proxy does not
+ * change its settings (workers, caches and sessions are built on them), so it reads the
+ * configuration again, says what differs and that a restart applies it, and carries on.
+ */
+function onReloadSignal(signal: string, args: string[], running: ProxyConfig, log: Logger): void {
+  let fresh: ProxyConfig | null;
+  try {
+    fresh = parseProxyConfig(args);
+  } catch (error) {
+    log.error(
+      `${signal}: the configuration does not parse: ${(error as Error).message}; nothing changes`,
+    );
+    return;
+  }
+  const changed = fresh === null ? [] : changedSettings(running, fresh);
+  log.info(
+    changed.length === 0
+      ? `${signal}: configuration unchanged; nothing to do`
+      : `${signal}: the configuration now differs in ${changed.join(', ')}; nicecache keeps the settings in force until it is restarted`,
+  );
+}
 
 async function runProxy(args: string[]): Promise<void> {
+  if (args.includes('--version')) {
+    console.log(`nicecache ${version}`);
+    return;
+  }
   const config = parseProxyConfig(args);
   if (config === null) {
     console.log(proxyHelp());
     return;
   }
   const log = createLogger();
+  if (config.adminPasswordOnCommandLine && config.adminPassword !== '') scrubPassword(args, log);
+  // Before the start, so that neither signal can end a proxy that is starting either.
+  for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
+    process.on(signal, () => onReloadSignal(signal, args, config, log));
+  }
   const proxy = await startProxy({
     host: config.listen.host,
     port: config.listen.port,
     backend: config.backend,
     workers: config.workers,
     connectTimeoutMs: config.connectTimeoutMs,
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
+    requireBackend: config.requireBackend,
+    version,
     drainTimeoutMs: config.drainTimeoutMs,
     cache:
       config.queryCacheSize === 0
@@ -45,10 +108,6 @@ async function runProxy(args: string[]): Promise<void> {
           },
     log,
   });
-  const { host, port } = config.backend;
-  log.info(
-    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}`,
-  );
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -67,6 +126,11 @@ async function runProxy(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // Only then the line that says the proxy is up: whoever reads it may signal at once.
+  const { host, port } = config.backend;
+  log.info(
+    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}`,
+  );
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -83,6 +147,11 @@ async function main(argv: string[]): Promise<void> {
     case '--help':
     case '-h':
       console.log(usage);
+      return;
+    case '--version':
+    case '-V':
+    case 'version':
+      console.log(`nicecache ${version}`);
       return;
     default:
       throw new ConfigError(`unknown command '${command}'\n\n${usage}`);

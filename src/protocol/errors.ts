@@ -47,3 +47,13 @@ export class ProxyError extends Error {
     return { errno: this.errno, sqlState: this.sqlState, message: this.message };
   }
 }
+
+/**
+ * The text of error 1429 when the backend cannot be reached: the words a client prints for its
+ * own 2003, so people recognise it, with the address it was tried on. The same text stops the
+ * start with --require-backend.
+ */
+export function backendUnreachableMessage(address: string, error: NodeJS.ErrnoException): string {
+  const reason = error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `"${error.message}"`;
+  return `Can't connect to server on '${address}' (${reason})`;
+}

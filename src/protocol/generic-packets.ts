@@ -61,21 +61,20 @@ export function readErr(payload: Buffer): ErrInfo {
 }
 
 /**
- * Encodes an ERR packet. Before the handshake there is no SQLSTATE marker, as the server sends
- * it: libmariadb rejects a marker there as a malformed packet, and every client then assumes
- * HY000.
+ * Encodes an ERR packet, always with the '#' SQLSTATE marker, also before the handshake where the
+ * server itself leaves it out ("\xff\x10\x04Too many connections"): every client reads the
+ * marker there (libmariadb and the mariadb CLI, mysql2, the mariadb connector, PyMySQL), and
+ * PyMySQL up to 1.0 (Debian 12's) skips six bytes after the errno whether they are a marker or
+ * not, so without one it shows the server's own refusal as "ny connections".
  */
-export function encodeErr(err: ErrInfo, sequenceId: number, beforeHandshake = false): Buffer {
+export function encodeErr(err: ErrInfo, sequenceId: number): Buffer {
   const message = Buffer.from(err.message, 'utf8');
-  const stateLength = beforeHandshake ? 0 : 6;
-  const payload = Buffer.allocUnsafe(3 + stateLength + message.length);
+  const payload = Buffer.allocUnsafe(9 + message.length);
   payload[0] = PacketHeader.ERR;
   payload.writeUInt16LE(err.errno, 1);
-  if (!beforeHandshake) {
-    payload[3] = 0x23;
-    payload.write(err.sqlState.padEnd(5, '0').slice(0, 5), 4, 'latin1');
-  }
-  message.copy(payload, 3 + stateLength);
+  payload[3] = 0x23;
+  payload.write(err.sqlState.padEnd(5, '0').slice(0, 5), 4, 'latin1');
+  message.copy(payload, 9);
   return encodePacket(payload, sequenceId);
 }
 

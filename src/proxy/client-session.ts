@@ -20,7 +20,7 @@
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
 import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
-import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
+import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { encodePacket } from '../protocol/packet.ts';
 import {
@@ -55,6 +55,12 @@ export interface SessionOptions {
   log: Logger;
   /** How long a backend connection attempt may take before the client is told it failed. */
   connectTimeoutMs: number;
+  /**
+   * How long a client may take from the greeting to the end of its login. The backend
+   * connection is held meanwhile: a client that never answers must not keep it for the server's
+   * own connect_timeout, nor a port scanner pile them up.
+   */
+  handshakeTimeoutMs: number;
   /** The worker's query cache; null relays every command unchanged. */
   cache: WorkerCache | null;
 }
@@ -138,6 +144,8 @@ export class ClientSession {
   #backendClosed = false;
   /** Where the registry records this backend connection for the main thread, or -1. */
   #recordedConnection = -1;
+  /** Runs from the greeting until the login's reply: see SessionOptions.handshakeTimeoutMs. */
+  #handshakeTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(client: Socket, options: SessionOptions) {
     this.#client = client;
@@ -203,6 +211,7 @@ export class ClientSession {
 
   close(): void {
     if (this.#phase === Phase.CLOSED) return;
+    this.#endHandshakeTimer();
     const wasIdle = this.#pending.length === 0;
     this.#phase = Phase.CLOSED;
     // Flush what the client is owed, then close.
@@ -519,6 +528,7 @@ export class ClientSession {
     // A failed login ends the connection (the server closes its side too); a failed
     // COM_CHANGE_USER does not: the server keeps the previous user logged in.
     if (tracker === this.#login) {
+      this.#endHandshakeTimer();
       if (tracker.failed) this.#closeAfterRelay = true;
       else if (this.#options.cache !== null) {
         this.#router = new StatementRouter(
@@ -596,6 +606,28 @@ export class ClientSession {
     this.#phase = Phase.HANDSHAKE_RESPONSE;
     this.#toClient(raw);
     this.#client.resume();
+    this.#handshakeTimer = setTimeout(
+      () => this.#guard(() => this.#onHandshakeTimeout()),
+      this.#options.handshakeTimeoutMs,
+    );
+  }
+
+  /** The client did not log in in time: both connections go at once, as the server would do. */
+  #onHandshakeTimeout(): void {
+    this.#handshakeTimer = null;
+    this.#options.log.warn(
+      `handshake timeout: client ${this.#client.remoteAddress}:${this.#client.remotePort} did not log in within ${this.#options.handshakeTimeoutMs} ms`,
+    );
+    // Destroyed first, so close() sends the server nothing it would read as a handshake.
+    this.#backend.destroy();
+    this.#client.destroy();
+    this.close();
+  }
+
+  #endHandshakeTimer(): void {
+    if (this.#handshakeTimer === null) return;
+    clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
   }
 
   #toClient(bytes: Buffer): void {
@@ -607,12 +639,10 @@ export class ClientSession {
     if (this.#lingering) this.#finishLinger();
     if (this.#phase === Phase.CLOSED) return;
     if (!this.#sentToClient) {
-      const reason =
-        error.code === 'ECONNREFUSED' ? '111 "Connection refused"' : `"${error.message}"`;
       this.#failClient(
         new ProxyError(
           ProxyErrorCode.BACKEND_UNREACHABLE,
-          `Can't connect to server on '${this.#describeBackend()}' (${reason})`,
+          backendUnreachableMessage(this.#describeBackend(), error),
         ),
         0,
       );
@@ -653,7 +683,7 @@ export class ClientSession {
     if (this.#phase === Phase.CLOSED) return;
     this.#options.log.debug(`closing client: ${error.code}: ${error.message}`);
     this.#sentToClient = true;
-    this.#client.write(encodeErr(error.toErrInfo(), sequenceId, this.#phase === Phase.GREETING));
+    this.#client.write(encodeErr(error.toErrInfo(), sequenceId));
     this.close();
   }
 

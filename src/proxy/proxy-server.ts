@@ -1,9 +1,9 @@
 /**
- * The main thread of the proxy: allocates the shared invalidation registry, starts the worker
- * threads that each listen on the same port, replaces a worker that dies, and drains them all on
+ * The main thread of the proxy: claims the port for this instance alone, checks the backend and
+ * the admin account once, allocates the shared invalidation registry, starts the worker threads
+ * that each listen on the same port, replaces a worker that dies, and drains them all on
  * shutdown.
  */
-import { createServer } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { CacheStats } from '../cache/cache-stats.ts';
@@ -11,6 +11,8 @@ import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import type { BackendAddress } from './client-session.ts';
 import type { CacheSettings } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
+import { acquirePortLock } from './port-lock.ts';
+import { checkBackendAtStart } from './startup-checks.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 import { releaseDeadWorker } from './worker-recovery.ts';
 import { installTestFaults } from './test-faults.ts';
@@ -22,6 +24,12 @@ export interface ProxyOptions {
   backend: BackendAddress;
   workers: number;
   connectTimeoutMs: number;
+  /** A client not logged in this long after its greeting is dropped. */
+  handshakeTimeoutMs: number;
+  /** Refuse to start when the backend does not greet (otherwise: log it and start). */
+  requireBackend: boolean;
+  /** Told to a second instance that wants the same port. */
+  version: string;
   /** How long a drain waits for commands in flight before connections are cut. */
   drainTimeoutMs: number;
   /** The query cache; null makes the proxy a plain relay. */
@@ -49,28 +57,32 @@ const RESTART_MAX_DELAY_MS = 30_000;
 /** Short-lived garbage (one miss's buffers and strings) dies young; 8 MB is plenty for it. */
 const YOUNG_GENERATION_MB = 8;
 
-/** Workers each bind the port themselves, so port 0 is resolved to one free port first. */
-async function resolvePort(host: string, port: number): Promise<number> {
-  if (port !== 0) return port;
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen({ host, port: 0 }, () => {
-      const address = probe.address();
-      probe.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
-  });
-}
-
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // Workers' heaps hold the cache's entries and churn through every miss's garbage. V8's
   // defaults let a heap grow far past what is live (a 64 MB cache left the process 270 MB
   // larger); optimizing for size and a small young generation keep it within the budget plus
   // about 10 MB (bench/cache-memory.ts). Flags set here apply to the isolates created after.
   setFlagsFromString('--optimize-for-size');
-  const port = await resolvePort(options.host, options.port);
+  const lock = await acquirePortLock(options.host, options.port, (port) => ({
+    pid: process.pid,
+    listen: `${options.host}:${port}`,
+    backend: `${options.backend.host}:${options.backend.port}`,
+    version: options.version,
+    since: new Date().toISOString(),
+  }));
+  const port = lock.port;
+  try {
+    await checkBackendAtStart({
+      backend: options.backend,
+      admin: options.cache?.admin ?? null,
+      requireBackend: options.requireBackend,
+      connectTimeoutMs: options.connectTimeoutMs,
+      log: options.log,
+    });
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
   // Two accounting regions per worker: a replacement starts on the spare one while the dead
   // worker's region is still being released.
   const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers);
@@ -97,6 +109,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         port,
         backend: options.backend,
         connectTimeoutMs: options.connectTimeoutMs,
+        handshakeTimeoutMs: options.handshakeTimeoutMs,
         registry: registryBuffer,
         stats: statsBuffer,
         workers: options.workers,
@@ -176,6 +189,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   } catch (error) {
     closing = true;
     await Promise.all([...workers].map((worker) => worker.terminate()));
+    await lock.release();
     throw error;
   }
 
@@ -197,6 +211,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         }),
     );
     await Promise.all(drained);
+    await lock.release();
   };
 
   return { host: options.host, port, registry, stats: new CacheStats(statsBuffer, 0), close };

@@ -24,6 +24,7 @@ export interface WorkerConfig {
   port: number;
   backend: BackendAddress;
   connectTimeoutMs: number;
+  handshakeTimeoutMs: number;
   registry: SharedArrayBuffer;
   stats: SharedArrayBuffer;
   workers: number;

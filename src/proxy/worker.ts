@@ -1,6 +1,7 @@
 /**
  * A proxy worker thread: its own listener on the shared port (SO_REUSEPORT lets the kernel spread
- * connections over workers) and its own sessions. It shares only the invalidation registry.
+ * connections over workers; the main thread's port lock keeps other instances off it) and its
+ * own sessions. It shares only the invalidation registry.
  */
 import { createServer } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -57,6 +58,7 @@ const server = createServer({ noDelay: true }, (socket) => {
     backend: config.backend,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
+    handshakeTimeoutMs: config.handshakeTimeoutMs,
     cache,
   });
   sessions.add(session);
@@ -66,13 +68,29 @@ const server = createServer({ noDelay: true }, (socket) => {
   };
 });
 
-server.on('error', (error) => {
+/**
+ * The main thread holds the port lock (see port-lock.ts), so a refusal here is at worst another
+ * instance's brief exclusive check of the port, which gives up when it finds the lock taken:
+ * a few retries ride it out instead of failing both starts.
+ */
+const LISTEN_RETRIES = 20;
+const LISTEN_RETRY_MS = 50;
+let listenAttempts = 0;
+
+server.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EADDRINUSE' && ++listenAttempts < LISTEN_RETRIES) {
+    setTimeout(listen, LISTEN_RETRY_MS);
+    return;
+  }
   send({ type: 'listen-failed', message: error.message });
 });
 
-server.listen({ host: config.host, port: config.port, reusePort: true }, () =>
-  send({ type: 'listening' }),
-);
+function listen(): void {
+  server.listen({ host: config.host, port: config.port, reusePort: true }, () =>
+    send({ type: 'listening' }),
+  );
+}
+listen();
 
 function finish(): void {
   send({ type: 'drained' });

@@ -20,6 +20,8 @@ export interface ProxyProcess {
 }
 
 export interface ProxyProcessOptions {
+  /** HOST:PORT; a free port of 127.0.0.1 by default. */
+  listen?: string;
   backend?: string;
   workers?: number;
   extraArgs?: string[];
@@ -33,7 +35,7 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
     mainScript,
     'proxy',
     '--listen',
-    '127.0.0.1:0',
+    options.listen ?? '127.0.0.1:0',
     '--backend',
     options.backend ?? `${BACKEND_HOST}:${BACKEND_PORT}`,
     '--workers',
@@ -74,4 +76,27 @@ export async function startProxyProcess(options: ProxyProcessOptions = {}): Prom
       return exited;
     },
   };
+}
+
+/** Runs `nicecache` with these arguments to its end, for starts that must fail. */
+export function runNicecache(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [mainScript, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A start that should have failed but did not must not hang the test.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
   ConfigError,
+  changedSettings,
   parseHostPort,
   parseProxyConfig,
   proxyHelp,
@@ -31,6 +32,9 @@ describe('proxy configuration', () => {
       singleFlightWaitMs: 50,
       adminUser: null,
       adminPassword: '',
+      handshakeTimeoutMs: 10000,
+      requireBackend: false,
+      adminPasswordOnCommandLine: false,
     });
   });
 
@@ -82,6 +86,34 @@ describe('proxy configuration', () => {
     assert.throws(() => parseProxyConfig(['--config', file], {}), /unknown key 'wrokers'/);
     writeFileSync(file, '{ not json');
     assert.throws(() => parseProxyConfig(['--config', file], {}), /config file/);
+  });
+
+  test('lifecycle options: --require-backend, --handshake-timeout, where the password came from', () => {
+    const flags = parseProxyConfig(['--require-backend', '--handshake-timeout', '250'], {})!;
+    assert.equal(flags.requireBackend, true);
+    assert.equal(flags.handshakeTimeoutMs, 250);
+    assert.equal(parseProxyConfig([], { NICECACHE_REQUIRE_BACKEND: '1' })!.requireBackend, true);
+    writeFileSync(file, JSON.stringify({ 'require-backend': true, 'admin-password': 'x' }));
+    const fromFile = parseProxyConfig(['--config', file], {})!;
+    assert.equal(fromFile.requireBackend, true);
+    assert.equal(fromFile.adminPasswordOnCommandLine, false);
+    assert.equal(parseProxyConfig(['--admin-password', 'x'], {})!.adminPasswordOnCommandLine, true);
+    assert.equal(
+      parseProxyConfig([], { NICECACHE_ADMIN_PASSWORD: 'x' })!.adminPasswordOnCommandLine,
+      false,
+    );
+    assert.throws(
+      () => parseProxyConfig([], { NICECACHE_REQUIRE_BACKEND: 'maybe' }),
+      /--require-backend: expected true or false/,
+    );
+    assert.throws(() => parseProxyConfig(['--handshake-timeout', '0'], {}), ConfigError);
+  });
+
+  test('changedSettings names the options that differ', () => {
+    const before = parseProxyConfig([], {})!;
+    assert.deepEqual(changedSettings(before, parseProxyConfig([], {})!), []);
+    const after = parseProxyConfig(['--workers', '9', '--backend', 'other:3306'], {})!;
+    assert.deepEqual(changedSettings(before, after), ['--backend', '--workers']);
   });
 
   test('IPv6 addresses in brackets', () => {
