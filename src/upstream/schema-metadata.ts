@@ -1,17 +1,28 @@
 /**
  * Reads from information_schema what the statement text does not say about tables: which base
  * tables a view reads, which tables a table's triggers write, which child tables a parent's
- * cascading foreign keys write. The result is a plain SchemaSnapshot for TableDependencies.
+ * cascading foreign keys write, which sequences a table's column defaults advance, and in which
+ * tables a MERGE table's rows are stored (its UNION, from SHOW CREATE TABLE: information_schema
+ * does not show it). The result is a plain SchemaSnapshot for TableDependencies.
  *
  * Whatever cannot be known is recorded as '*' (UNKNOWN_TABLE), never left out: a view whose
  * definition is hidden or not understood makes its readers uncacheable, a trigger whose body is
  * not understood makes writes to its table invalidate everything. What information_schema hides
  * entirely cannot be recorded at all, so the connection should belong to a user who may see it
- * (see loadSchemaSnapshot).
+ * (see loadSchemaSnapshot). A table whose engine may keep its rows elsewhere (CONNECT, FEDERATED,
+ * SPIDER...) or is not known is recorded as stored in '*'.
  */
 import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
 import type { SchemaSnapshot } from '../cache/table-dependencies.ts';
-import { COLON, SEMICOLON } from '../sql/char-codes.ts';
+import {
+  COLON,
+  COMMA,
+  DOT,
+  EQUALS,
+  LEFT_PARENTHESIS,
+  RIGHT_PARENTHESIS,
+  SEMICOLON,
+} from '../sql/char-codes.ts';
 import { Kw } from '../sql/keywords.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type {
@@ -35,6 +46,29 @@ export interface SchemaMetadataOptions {
    */
   ansiQuotes?: boolean;
 }
+
+/**
+ * Engines known to keep a table's rows to themselves, upper-cased: a write to such a table
+ * changes only it, a read of it reads only it. Any other engine (CONNECT, FEDERATED, SPIDER,
+ * OQGRAPH read and write other tables, other servers or files; a table whose engine is missing
+ * shows none) may store its rows anywhere, so its readers are not cached and its writes
+ * invalidate everything. MRG_MYISAM is followed through its UNION.
+ */
+const SELF_CONTAINED_ENGINES = new Set([
+  'INNODB',
+  'MYISAM',
+  'ARIA',
+  'MEMORY',
+  'HEAP',
+  'CSV',
+  'ARCHIVE',
+  'BLACKHOLE',
+  'ROCKSDB',
+  'S3',
+  'MROONGA',
+  'SEQUENCE',
+]);
+const MERGE_ENGINE = 'MRG_MYISAM';
 
 /** All the loader needs of a connection. */
 export type MetadataConnection = Pick<MysqlConnection, 'queryRows'>;
@@ -73,7 +107,7 @@ export async function loadSchemaSnapshot(
     `${normalizeName(schema, lctn)}.${normalizeName(name, lctn)}`;
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, foreignKeys, rules] = await Promise.all([
+  const [tables, views, triggers, foreignKeys, rules, sequenceDefaults] = await Promise.all([
     connection.queryRows(
       `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
     ),
@@ -89,6 +123,10 @@ export async function loadSchemaSnapshot(
     connection.queryRows(
       `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
     ),
+    // DEFAULT NEXTVAL(s): an INSERT that takes the default advances the sequence.
+    connection.queryRows(
+      `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE COLUMN_DEFAULT LIKE '%val(%' AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
   ]);
 
   const snapshot: SchemaSnapshot = {
@@ -97,8 +135,17 @@ export async function loadSchemaSnapshot(
     triggerWrites: new Map(),
     cascades: new Map(),
     writingViews: new Set(),
+    storedIn: new Map(),
   };
 
+  // Definitions (views, MERGE tables, column defaults) as the server prints them.
+  const viewOptions: ClassifyOptions = {
+    ansiQuotes: options.ansiQuotes ?? false,
+    lowerCaseTableNames: lctn,
+    serverVersion,
+  };
+
+  const mergeTables: Array<[schema: string, name: string]> = [];
   for (const [schema, name, type, engine] of tables) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     // A session's temporary tables are its own; information_schema's are no user data.
@@ -110,14 +157,36 @@ export async function loadSchemaSnapshot(
       snapshot.writingViews!.add(qualify(schema, name));
     }
     // BASE TABLE, SYSTEM VERSIONED, SEQUENCE, and whatever a server adds: stored rows.
-    else snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+    else {
+      snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+      const kind = (engine ?? '').toUpperCase();
+      if (kind === MERGE_ENGINE) mergeTables.push([schema, name]);
+      else if (!SELF_CONTAINED_ENGINES.has(kind)) {
+        snapshot.storedIn!.set(qualify(schema, name), [UNKNOWN_TABLE]);
+      }
+    }
   }
 
-  const viewOptions: ClassifyOptions = {
-    ansiQuotes: options.ansiQuotes ?? false,
-    lowerCaseTableNames: lctn,
-    serverVersion,
-  };
+  // A MERGE table's UNION is only in its definition; one SHOW CREATE TABLE each, pipelined.
+  const mergeDefinitions = await Promise.all(
+    mergeTables.map(([schema, name]) =>
+      connection
+        .queryRows(`SHOW CREATE TABLE ${quoteName(schema)}.${quoteName(name)}`)
+        .then((rows) => rows[0]?.[1] ?? null)
+        // Dropped meanwhile, or a UNION table is missing or not MyISAM: the server cannot say.
+        .catch(() => null),
+    ),
+  );
+  mergeTables.forEach(([schema, name], index) => {
+    const union = mergeUnion(mergeDefinitions[index] ?? null, viewOptions);
+    snapshot.storedIn!.set(
+      qualify(schema, name),
+      union === null
+        ? [UNKNOWN_TABLE]
+        : union.map((table) => qualify(table.schema ?? schema, table.name)),
+    );
+  });
+
   for (const [schema, name, definition] of views) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     snapshot.views.set(
@@ -147,6 +216,14 @@ export async function loadSchemaSnapshot(
     );
     addAll(triggerWrites, qualify(schema, table), written);
   }
+  for (const [schema, table, columnDefault] of sequenceDefaults) {
+    if (schema == null || table == null || isSystemSchema(schema)) continue;
+    const info = classify(`SELECT ${columnDefault ?? ''}`, viewOptions);
+    const advanced = info.writesEverything
+      ? [UNKNOWN_TABLE]
+      : info.writes.map((sequence) => qualifyRef(sequence, normalizeName(schema, lctn)));
+    if (advanced.length > 0) addAll(triggerWrites, qualify(schema, table), advanced);
+  }
   for (const [table, written] of triggerWrites) {
     // Kept even when empty: a table with triggers is one whose writes may change session state.
     snapshot.triggerWrites.set(table, written.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...written]);
@@ -174,6 +251,47 @@ export async function loadSchemaSnapshot(
   for (const [parent, children] of cascades) snapshot.cascades.set(parent, [...children]);
 
   return snapshot;
+}
+
+function quoteName(name: string): string {
+  return '`' + name.replaceAll('`', '``') + '`';
+}
+
+/**
+ * The tables of a MERGE table's `UNION=(...)` in its SHOW CREATE TABLE text, unqualified ones
+ * as written (in the MERGE table's schema); [] when it has none (a MERGE table may be empty),
+ * null when the text is missing or not understood.
+ */
+function mergeUnion(definition: string | null, options: ClassifyOptions): TableRef[] | null {
+  if (definition === null) return null;
+  const tokens = tokenize(definition, options);
+  if (tokens.error !== null) return null;
+  for (let i = 0; i < tokens.count; i++) {
+    if (!isWord(tokens, i, Kw.UNION)) continue;
+    let at = i + 1;
+    if (isOperator(tokens, at, EQUALS)) at++;
+    if (!isOperator(tokens, at, LEFT_PARENTHESIS)) return null;
+    at++;
+    const union: TableRef[] = [];
+    for (;;) {
+      if (!isName(tokens, at))
+        return union.length === 0 && isRightParenthesis(tokens, at) ? [] : null;
+      let table: TableRef = { schema: null, name: tokens.identifier(at) };
+      at++;
+      if (isOperator(tokens, at, DOT) && isName(tokens, at + 1)) {
+        table = { schema: table.name, name: tokens.identifier(at + 1) };
+        at += 2;
+      }
+      union.push(table);
+      if (isOperator(tokens, at, COMMA)) at++;
+      else return isRightParenthesis(tokens, at) ? union : null;
+    }
+  }
+  return [];
+}
+
+function isRightParenthesis(tokens: TokenList, index: number): boolean {
+  return isOperator(tokens, index, RIGHT_PARENTHESIS);
 }
 
 function lowerCaseTableNamesOf(value: string | null): LowerCaseTableNames {

@@ -514,6 +514,56 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('MERGE tables read and write their UNION tables; a sequence default writes the sequence', () =>
+    scenario(
+      [
+        'CREATE TABLE t1 (a INT) ENGINE=MyISAM',
+        'CREATE TABLE t2 (a INT) ENGINE=MyISAM',
+        'INSERT INTO t1 VALUES (1), (2)',
+        'INSERT INTO t2 VALUES (10), (20)',
+        'CREATE TABLE m3 (a INT) ENGINE=MERGE UNION=(t1, t2) INSERT_METHOD=LAST',
+        'CREATE TABLE unrelated (id INT PRIMARY KEY) ENGINE=MyISAM',
+        'INSERT INTO unrelated VALUES (1)',
+        'CREATE SEQUENCE s',
+        'CREATE TABLE numbered (id INT DEFAULT NEXTVAL(s), v INT)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAll = async (): Promise<void> => {
+          await reader.query('SELECT * FROM t1 ORDER BY a');
+          await reader.query('SELECT * FROM t2 ORDER BY a');
+          await reader.query('SELECT * FROM m3 ORDER BY a');
+          await reader.query('SELECT * FROM unrelated');
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 4, inserts: 4 }, 'UNION tables and the MERGE table cached');
+
+        await writer.query('UPDATE m3 SET a = a + 1 WHERE a < 5');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'UPDATE through MERGE');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'it wrote t1 (and may have written t2)');
+        await writer.query('INSERT INTO m3 VALUES (30)');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'INSERT through MERGE');
+        await writer.query('DELETE FROM t2 WHERE a = 30');
+        await readAll();
+        await run.expect({ hits: 2, inserts: 2 }, 'a write to t2 changes what m3 reads');
+        await writer.execute('DELETE FROM m3 WHERE a = ?', [2]);
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'a prepared DELETE through MERGE');
+
+        await reader.query('SELECT next_not_cached_value FROM s');
+        await reader.query('SELECT next_not_cached_value FROM s');
+        await run.expect({ hits: 1, inserts: 1 }, 'the sequence cached');
+        await writer.query('INSERT INTO numbered (v) VALUES (1)');
+        await reader.query('SELECT next_not_cached_value FROM s');
+        await reader.query('SELECT * FROM numbered');
+        await run.expect({ hits: 0, inserts: 2 }, 'the default advanced the sequence');
+      },
+    ));
+
   test('temporary tables: a session’s temporary table is never served to others, nor theirs to it', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -2,8 +2,9 @@
  * The schema snapshot read from a real server's information_schema, seen through
  * TableDependencies: views over joins and over views, triggers of one statement, of a plain
  * block and of a block with flow control, foreign keys that cascade two levels, that set null,
- * and that restrict. Then the same schema seen by a user who may only SELECT, to pin down what
- * information_schema hides from such a user.
+ * and that restrict; a MERGE table's UNION, engines that keep rows elsewhere, a column defaulting
+ * to a sequence's next value. Then the same schema seen by a user who may only SELECT, to pin
+ * down what information_schema hides from such a user.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +34,7 @@ const direct: ConnectionOptions = {
 
 /** Unique per run, so that runs sharing a server do not meet. */
 const S = `nc_meta_${randomBytes(4).toString('hex')}`;
+const OTHER = `${S}_other`;
 const SELECT_ONLY_USER = `nc_meta_ro_${randomBytes(4).toString('hex')}`;
 const SELECT_ONLY_PASSWORD = 'select-only-1';
 
@@ -103,6 +105,19 @@ const SETUP = [
   `CREATE TABLE ${S}.strict_parent (id INT PRIMARY KEY)`,
   `CREATE TABLE ${S}.strict_child (id INT PRIMARY KEY, parent_id INT,
      FOREIGN KEY (parent_id) REFERENCES ${S}.strict_parent (id) ON DELETE RESTRICT ON UPDATE RESTRICT)`,
+
+  // Rows stored in other tables: MERGE over tables of its own schema and another, an empty
+  // MERGE, one whose UNION table is gone.
+  `CREATE DATABASE ${OTHER}`,
+  `CREATE TABLE ${S}.part_a (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${OTHER}.part_b (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${S}.merged (id INT) ENGINE=MERGE UNION=(${S}.part_a, ${OTHER}.part_b) INSERT_METHOD=LAST`,
+  `CREATE TABLE ${S}.merged_empty (id INT) ENGINE=MERGE`,
+  `CREATE TABLE ${S}.gone_part (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${S}.merged_broken (id INT) ENGINE=MERGE UNION=(${S}.gone_part)`,
+  `DROP TABLE ${S}.gone_part`,
+  // An INSERT that takes the default advances the sequence.
+  `CREATE TABLE ${S}.numbered (id INT DEFAULT NEXTVAL(${S}.seq), v INT)`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -136,6 +151,7 @@ function ours(snapshot: SchemaSnapshot): Record<string, Record<string, unknown>>
     views: pick(snapshot.views),
     triggerWrites: pick(snapshot.triggerWrites),
     cascades: pick(snapshot.cascades),
+    storedIn: pick(snapshot.storedIn ?? new Map<string, string[]>()),
   };
 }
 
@@ -153,6 +169,7 @@ describe('schema metadata', () => {
 
   after(async () => {
     await run(admin, `DROP DATABASE IF EXISTS ${S}`);
+    await run(admin, `DROP DATABASE IF EXISTS ${OTHER}`);
     await run(admin, `DROP USER IF EXISTS '${SELECT_ONLY_USER}'@'127.0.0.1'`);
     admin.close();
   });
@@ -224,8 +241,32 @@ describe('schema metadata', () => {
     assert.deepEqual(deps.writesOf(q('strict_child')), [q('strict_child')]);
   });
 
+  test('MERGE reads and writes its UNION; unknown storage poisons; sequence defaults', () => {
+    const partB = `${OTHER}.part_b`;
+    assert.deepEqual(snapshot.storedIn?.get(q('merged')), [q('part_a'), partB]);
+    assert.deepEqual(sorted(deps.readsOf(q('merged'))), [q('merged'), q('part_a'), partB].sort());
+    assert.deepEqual(sorted(deps.writesOf(q('merged'))), [q('merged'), q('part_a'), partB].sort());
+    // A write to a UNION table invalidates readers of the MERGE table through their dependency.
+    assert.deepEqual(deps.writesOf(q('part_a')), [q('part_a')]);
+    assert.deepEqual(snapshot.storedIn?.get(q('merged_empty')), []);
+    assert.deepEqual(deps.readsOf(q('merged_empty')), [q('merged_empty')]);
+    // Its UNION cannot be read (the server shows no engine for it): it may hold anything.
+    assert.deepEqual(snapshot.storedIn?.get(q('merged_broken')), ['*']);
+    assert.equal(deps.readsOf(q('merged_broken')), null);
+    assert.equal(deps.writesOf(q('merged_broken')), 'everything');
+    assert.equal(snapshot.storedIn?.has(q('plain_myisam')), false);
+    assert.deepEqual(sorted(deps.writesOf(q('numbered'))), [q('numbered'), q('seq')]);
+    assert.deepEqual(deps.readsOf(q('numbered')), [q('numbered')]);
+  });
+
   test('the snapshot is the whole of it', () => {
+    assert.deepEqual(ours(snapshot).storedIn, {
+      [q('merged')]: [q('part_a'), `${OTHER}.part_b`],
+      [q('merged_empty')]: [],
+      [q('merged_broken')]: ['*'],
+    });
     assert.deepEqual(ours(snapshot).triggerWrites, {
+      [q('numbered')]: [q('seq')],
       [q('orders')]: [q('audit')],
       [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
       [q('flagged')]: ['*'],
@@ -271,7 +312,8 @@ describe('schema metadata', () => {
       assert.equal(limitedDeps.readsOf(q('v_const')), null);
       // Without TRIGGER the triggers are not listed at all, and nothing says so: the limitation
       // loadSchemaSnapshot documents.
-      assert.deepEqual(ours(seen).triggerWrites, {});
+      // Column defaults are visible with SELECT alone.
+      assert.deepEqual(ours(seen).triggerWrites, { [q('numbered')]: [q('seq')] });
       // The keys show without their rules, and are taken as cascading, RESTRICT included.
       assert.deepEqual(sorted(limitedDeps.writesOf(q('parent'))), [
         q('child'),

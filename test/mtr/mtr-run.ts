@@ -69,8 +69,7 @@ export async function runTests(
         if (!match) return;
         const test = match[1]!.slice('main.'.length);
         const word = match[2]!;
-        const outcome: Outcome =
-          word === 'pass' ? 'pass' : word === 'fail' ? 'fail' : 'skipped';
+        const outcome: Outcome = word === 'pass' ? 'pass' : word === 'fail' ? 'fail' : 'skipped';
         const result: TestResult = { outcome, detail: match[3] ?? '', reject: null };
         if (outcome === 'fail') failedNow.push(test);
         results.set(test, result);
@@ -93,7 +92,11 @@ export async function runTests(
       // mtr gave up before any test (it cannot reach the endpoint, or a test cannot be found).
       const tail = output.text.split('\n').slice(-15).join('\n');
       for (const test of remaining) {
-        results.set(test, { outcome: 'not run', detail: `mtr ran nothing:\n${tail}`, reject: null });
+        results.set(test, {
+          outcome: 'not run',
+          detail: `mtr ran nothing:\n${tail}`,
+          reject: null,
+        });
       }
       break;
     }

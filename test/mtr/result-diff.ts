@@ -52,12 +52,8 @@ export function compareResults(
   }
   const all = diff.stdout.split('\n');
   // The two header lines come first; every hunk then starts with '@@'.
-  const lines = all
-    .slice(2)
-    .filter((line) => line.startsWith('-') || line.startsWith('+'));
+  const lines = all.slice(2).filter((line) => line.startsWith('-') || line.startsWith('+'));
   const mine = accepted.filter((entry) => entry.test === '*' || entry.test === test);
-  const unexplained = lines.filter(
-    (line) => !mine.some((entry) => entry.line.test(line.slice(1))),
-  );
+  const unexplained = lines.filter((line) => !mine.some((entry) => entry.line.test(line.slice(1))));
   return { lines, unexplained };
 }

@@ -94,7 +94,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const modes = values.modes.split(',').map((mode) => {
-    if (!(mode in MODES)) throw new Error(`unknown mode ${mode}: one of ${Object.keys(MODES)}`);
+    if (!(mode in MODES))
+      throw new Error(`unknown mode ${mode}: one of ${Object.keys(MODES).join(', ')}`);
     return mode as Mode;
   });
   const accepted = readAcceptedDifferences(values.accepted);
@@ -131,7 +132,9 @@ async function main(): Promise<number> {
       serverOptions,
       join(copy.work, 'server-start.log'),
     );
-    log(`mtr suite: server on 127.0.0.1:${server.port}; ${tests.length} tests, modes ${modes}`);
+    log(
+      `mtr suite: server on 127.0.0.1:${server.port}; ${tests.length} tests, modes ${modes.join(', ')}`,
+    );
     const baseline = new ServerBaseline(server.port);
     await baseline.record();
     const reset = async (): Promise<void> => {
@@ -161,10 +164,13 @@ async function main(): Promise<number> {
         reset,
         serverAlive: () =>
           alive(serverPid) &&
-          (current === null || (current.child.exitCode === null && current.child.signalCode === null)),
+          (current === null ||
+            (current.child.exitCode === null && current.child.signalCode === null)),
         testTimeoutMinutes: Number(values['test-timeout']),
         onResult: (test, result) =>
-          log(`${mode.padEnd(9)} main.${test.padEnd(36)} ${result.outcome} ${result.detail}`.trimEnd()),
+          log(
+            `${mode.padEnd(9)} main.${test.padEnd(36)} ${result.outcome} ${result.detail}`.trimEnd(),
+          ),
       });
       results.set(mode, modeResults);
       if (proxy !== null) {
@@ -204,7 +210,9 @@ async function main(): Promise<number> {
       ([test, result]) => result.outcome === 'pass' && modeResults.get(test)?.outcome === 'pass',
     ).length;
     const passedDirectly = [...direct.values()].filter((r) => r.outcome === 'pass').length;
-    log(`${mode.padEnd(9)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy`);
+    log(
+      `${mode.padEnd(9)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy`,
+    );
   }
   for (const line of verdict.lines) log(line);
   if (values.report !== undefined) {
@@ -219,7 +227,8 @@ async function main(): Promise<number> {
     };
     writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
   }
-  if (verdict.problems.length === 0 && !values.keep) rmSync(copy.work, { recursive: true, force: true });
+  if (verdict.problems.length === 0 && !values.keep)
+    rmSync(copy.work, { recursive: true, force: true });
   else log(`mtr suite: logs and .reject files kept in ${copy.work}`);
   return verdict.problems.length === 0 ? 0 : 1;
 }
