@@ -39,6 +39,12 @@ export interface SchemaSnapshot {
    * cacheable), writing it writes them (unknown: everything).
    */
   storedIn?: Map<string, string[]>;
+  /**
+   * Tables written by what the proxy never sees: the bodies of enabled events, run by the
+   * server's scheduler. Their results must not be cached; '*' in the list when some body is not
+   * understood (it may write any table).
+   */
+  writtenBehind?: string[];
 }
 
 export class TableDependencies {
@@ -49,9 +55,11 @@ export class TableDependencies {
   // walked, so a cycle never leaves a partial answer behind for another name.
   readonly #reads = new Map<string, readonly string[] | null>();
   readonly #writes = new Map<string, readonly string[] | 'everything'>();
+  readonly #writtenBehind: ReadonlySet<string>;
 
   constructor(snapshot: SchemaSnapshot) {
     this.#snapshot = snapshot;
+    this.#writtenBehind = new Set(snapshot.writtenBehind ?? []);
   }
 
   /** Does reading `qualified` (a view, through any view it reads) possibly write? */
@@ -85,8 +93,9 @@ export class TableDependencies {
   /**
    * The base tables behind a name: itself for a base table (with the tables its rows are stored
    * in, for a MERGE table), a view's tables with views expanded recursively. null when the name is
-   * neither a known base table nor a known view, or when some view or table on the way could not
-   * be read or reads such a name: the caller must not cache then.
+   * neither a known base table nor a known view, when some view or table on the way could not
+   * be read or reads such a name, or when a table on the way is written behind the proxy's back
+   * (by an event): the caller must not cache then.
    * The array is shared between calls and frozen.
    */
   readsOf(qualified: string): readonly string[] | null {
@@ -139,6 +148,8 @@ export class TableDependencies {
       const name = pending[next]!;
       let reads: readonly string[] | undefined;
       if (baseTables.has(name)) {
+        // Written behind the proxy's back: whatever is stored may already be stale.
+        if (this.#writtenBehind.has(name) || this.#writtenBehind.has(UNKNOWN_TABLE)) return null;
         tables.push(name);
         // A MERGE table's rows are its UNION tables' rows.
         reads = storedIn?.get(name);

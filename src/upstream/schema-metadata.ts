@@ -1,7 +1,8 @@
 /**
  * Reads from information_schema what the statement text does not say about tables: which base
  * tables a view reads, which tables a table's triggers write, which child tables a parent's
- * cascading foreign keys write, which sequences a table's column defaults advance, and in which
+ * cascading foreign keys write, which sequences a table's column defaults advance, which tables
+ * enabled events write (the server's scheduler runs them where the proxy cannot see), and in which
  * tables a MERGE table's rows are stored (its UNION, from SHOW CREATE TABLE: information_schema
  * does not show it). The result is a plain SchemaSnapshot for TableDependencies.
  *
@@ -90,7 +91,9 @@ const CASCADING_RULES = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
  * - foreign key rules (REFERENTIAL_CONSTRAINTS) need some privilege beyond SELECT; the keys
  *   themselves show in KEY_COLUMN_USAGE with SELECT alone, and a key whose rules are hidden is
  *   taken as cascading.
- * Global SELECT, SHOW VIEW and TRIGGER let the user see everything that matters.
+ * - events are listed only with the EVENT privilege on their schema: a hidden event's writes
+ *   cannot be followed either.
+ * Global SELECT, SHOW VIEW, TRIGGER and EVENT let the user see everything that matters.
  */
 export async function loadSchemaSnapshot(
   connection: MetadataConnection,
@@ -107,27 +110,33 @@ export async function loadSchemaSnapshot(
     `${normalizeName(schema, lctn)}.${normalizeName(name, lctn)}`;
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, foreignKeys, rules, sequenceDefaults] = await Promise.all([
-    connection.queryRows(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT DISTINCT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, TABLE_SCHEMA, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
-    ),
-    // DEFAULT NEXTVAL(s): an INSERT that takes the default advances the sequence.
-    connection.queryRows(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE COLUMN_DEFAULT LIKE '%val(%' AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-  ]);
+  const [tables, views, triggers, foreignKeys, rules, sequenceDefaults, events] = await Promise.all(
+    [
+      connection.queryRows(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT DISTINCT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, TABLE_SCHEMA, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
+      ),
+      // DEFAULT NEXTVAL(s): an INSERT that takes the default advances the sequence.
+      connection.queryRows(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE COLUMN_DEFAULT LIKE '%val(%' AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
+      connection.queryRows(
+        `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
+      ),
+    ],
+  );
 
   const snapshot: SchemaSnapshot = {
     baseTables: new Map(),
@@ -228,6 +237,18 @@ export async function loadSchemaSnapshot(
     // Kept even when empty: a table with triggers is one whose writes may change session state.
     snapshot.triggerWrites.set(table, written.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...written]);
   }
+
+  const writtenBehind = new Set<string>();
+  // An event's body is a statement or a block, like a trigger's.
+  for (const [schema, body, sqlMode] of events) {
+    if (schema == null) continue;
+    const written = triggerBodyWrites(body ?? null, normalizeName(schema, lctn), sqlMode ?? '', {
+      lowerCaseTableNames: lctn,
+      serverVersion,
+    });
+    for (const table of written) writtenBehind.add(table);
+  }
+  snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
 
   const cascades = new Map<string, Set<string>>();
   const ruled = new Set<string>();

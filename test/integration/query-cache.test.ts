@@ -564,6 +564,24 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a table an enabled event writes is never served from the cache', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB',
+        // Enabled, first run an hour from now: both sides see the same rows meanwhile.
+        'CREATE EVENT tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        await reader.query('SELECT COUNT(*) FROM ticks');
+        await reader.query('SELECT COUNT(*) FROM ticks');
+        await reader.query(READ_T);
+        await reader.query(READ_T);
+        await run.expect({ hits: 1, inserts: 1 }, 'only the table no event writes is cached');
+      },
+    ));
+
   test('temporary tables: a session’s temporary table is never served to others, nor theirs to it', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });

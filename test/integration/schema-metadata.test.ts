@@ -118,6 +118,12 @@ const SETUP = [
   `DROP TABLE ${S}.gone_part`,
   // An INSERT that takes the default advances the sequence.
   `CREATE TABLE ${S}.numbered (id INT DEFAULT NEXTVAL(${S}.seq), v INT)`,
+
+  // The scheduler writes what an enabled event's body writes; a disabled one writes nothing.
+  `CREATE TABLE ${S}.ticks (id INT AUTO_INCREMENT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.paused (id INT)`,
+  `CREATE EVENT ${S}.tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)`,
+  `CREATE EVENT ${S}.pause ON SCHEDULE EVERY 1 HOUR DISABLE DO DELETE FROM ${S}.paused`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -257,6 +263,14 @@ describe('schema metadata', () => {
     assert.equal(snapshot.storedIn?.has(q('plain_myisam')), false);
     assert.deepEqual(sorted(deps.writesOf(q('numbered'))), [q('numbered'), q('seq')]);
     assert.deepEqual(deps.readsOf(q('numbered')), [q('numbered')]);
+  });
+
+  test('tables enabled events write are never cacheable', () => {
+    assert.ok(snapshot.writtenBehind?.includes(q('ticks')));
+    assert.ok(!snapshot.writtenBehind?.includes(q('paused')));
+    assert.equal(deps.readsOf(q('ticks')), null);
+    assert.deepEqual(deps.readsOf(q('paused')), [q('paused')]);
+    assert.deepEqual(deps.writesOf(q('ticks')), [q('ticks')]);
   });
 
   test('the snapshot is the whole of it', () => {

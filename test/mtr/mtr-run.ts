@@ -32,6 +32,8 @@ export interface RunOptions {
   serverAlive: () => boolean;
   /** Minutes a single test may take. */
   testTimeoutMinutes: number;
+  /** Write each test's output as its expected result (for tests derived here, run directly). */
+  record?: boolean;
   onResult?: (test: string, result: TestResult) => void;
 }
 
@@ -61,6 +63,7 @@ export async function runTests(
         '--max-test-fail=1',
         '--retry=0',
         `--testcase-timeout=${options.testTimeoutMinutes}`,
+        ...(options.record === true ? ['--record'] : []),
         ...remaining.map((test) => `main.${test}`),
       ],
       options.tree,

@@ -188,4 +188,20 @@ describe('TableDependencies', () => {
     assert.equal(deps.writesOf('s.remote'), 'everything');
     assert.equal(deps.engineOf('s.remote'), 'InnoDB');
   });
+
+  test('tables written behind the proxy (by events) are not readable; unknown ones poison all', () => {
+    const some = new TableDependencies({
+      ...snapshot({ tables: ['s.a', 's.b'], views: { 's.v': ['s.a', 's.b'] } }),
+      writtenBehind: ['s.a'],
+    });
+    assert.equal(some.readsOf('s.a'), null);
+    assert.equal(some.readsOf('s.v'), null);
+    assert.deepEqual(some.readsOf('s.b'), ['s.b']);
+    assert.deepEqual(some.writesOf('s.a'), ['s.a']);
+    const all = new TableDependencies({
+      ...snapshot({ tables: ['s.a', 's.b'] }),
+      writtenBehind: [UNKNOWN_TABLE],
+    });
+    assert.equal(all.readsOf('s.b'), null);
+  });
 });
