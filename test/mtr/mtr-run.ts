@@ -81,7 +81,7 @@ export async function runTests(
     );
     // mtr prints its diff of the .reject after the result line: move the files once it is done.
     for (const test of failedNow) {
-      results.get(test)!.reject = keepReject(options.tree, test, options.rejectDir);
+      results.get(test)!.reject = keepReject(options.tree, options.vardir, test, options.rejectDir);
     }
     const before = remaining.length;
     remaining = remaining.filter((test) => !results.has(test));
@@ -108,11 +108,17 @@ export async function runTests(
   return results;
 }
 
-/** Moves a failed test's .reject out of the tree (mtr deletes it before the next run). */
-function keepReject(tree: string, test: string, rejectDir: string): string | null {
-  const file = join(tree, 'main', `${test}.reject`);
-  if (!existsSync(file)) return null;
+/**
+ * Moves a failed test's .reject out of the tree (mtr deletes it before the next run). A test that
+ * stopped (an unexpected error, `die`) has no .reject: its output up to there is in the vardir's
+ * log/TEST.log, which is kept instead.
+ */
+function keepReject(tree: string, vardir: string, test: string, rejectDir: string): string | null {
   const kept = join(rejectDir, `${test}.reject`);
-  renameSync(file, kept);
-  return kept;
+  for (const file of [join(tree, 'main', `${test}.reject`), join(vardir, 'log', `${test}.log`)]) {
+    if (!existsSync(file)) continue;
+    renameSync(file, kept);
+    return kept;
+  }
+  return null;
 }

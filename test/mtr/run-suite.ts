@@ -301,6 +301,8 @@ function judge(
           ? join(tree, 'main', `${test}.result`)
           : theirs.reject;
       if (theirs !== undefined && theirs.outcome === 'skipped') continue;
+      // Both stopped before printing anything (mtr could not start the test): the same failure.
+      if (theirs?.outcome === 'fail' && theirs.reject === null && mine.reject === null) continue;
       if (mine.reject === null || expected === null || !existsSync(expected)) {
         problem('failed, with no result to compare');
         continue;
