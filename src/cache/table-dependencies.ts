@@ -18,11 +18,7 @@ export interface SchemaSnapshot {
   baseTables: Map<string, string>;
   /** View "schema.view" → the tables/views its definition reads ("schema.table"); '*' if unknown. */
   views: Map<string, string[]>;
-  /**
-   * Table "schema.table" → the tables a write to it also writes: what its triggers write, and
-   * the sequences its column defaults advance (DEFAULT NEXTVAL(s)); '*' in the list means unknown
-   * (everything).
-   */
+  /** Table "schema.table" → tables its triggers write; '*' in the list means unknown (everything). */
   triggerWrites: Map<string, string[]>;
   /** Parent "schema.table" → child tables written by ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT. */
   cascades: Map<string, string[]>;
@@ -41,7 +37,8 @@ export interface SchemaSnapshot {
   storedIn?: Map<string, string[]>;
   /**
    * Tables written by what the proxy never sees: the bodies of enabled events, run by the
-   * server's scheduler. Their results must not be cached; '*' in the list when some body is not
+   * server's scheduler; sequences, which an INSERT advances through a column's DEFAULT
+   * NEXTVAL(s). Their results must not be cached; '*' in the list when some event's body is not
    * understood (it may write any table).
    */
   writtenBehind?: string[];

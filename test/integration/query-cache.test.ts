@@ -514,7 +514,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('MERGE tables read and write their UNION tables; a sequence default writes the sequence', () =>
+  test('MERGE tables read and write their UNION tables; a sequence is never cached', () =>
     scenario(
       [
         'CREATE TABLE t1 (a INT) ENGINE=MyISAM',
@@ -554,13 +554,11 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await readAll();
         await run.expect({ hits: 1, inserts: 3 }, 'a prepared DELETE through MERGE');
 
+        // An INSERT may advance a sequence through a column default: never cached.
         await reader.query('SELECT next_not_cached_value FROM s');
-        await reader.query('SELECT next_not_cached_value FROM s');
-        await run.expect({ hits: 1, inserts: 1 }, 'the sequence cached');
         await writer.query('INSERT INTO numbered (v) VALUES (1)');
         await reader.query('SELECT next_not_cached_value FROM s');
-        await reader.query('SELECT * FROM numbered');
-        await run.expect({ hits: 0, inserts: 2 }, 'the default advanced the sequence');
+        await run.expect({ hits: 0, inserts: 0 }, 'the default advanced the sequence');
       },
     ));
 

@@ -2,8 +2,8 @@
  * The schema snapshot read from a real server's information_schema, seen through
  * TableDependencies: views over joins and over views, triggers of one statement, of a plain
  * block and of a block with flow control, foreign keys that cascade two levels, that set null,
- * and that restrict; a MERGE table's UNION, engines that keep rows elsewhere, a column defaulting
- * to a sequence's next value. Then the same schema seen by a user who may only SELECT, to pin
+ * and that restrict; a MERGE table's UNION, sequences, events; and how many tables the load
+ * opens. Then the same schema seen by a user who may only SELECT, to pin
  * down what information_schema hides from such a user.
  */
 import assert from 'node:assert/strict';
@@ -103,6 +103,9 @@ const SETUP = [
   `CREATE TABLE ${S}.pet (id INT PRIMARY KEY, owner_id INT,
      FOREIGN KEY (owner_id) REFERENCES ${S}.owner (id) ON UPDATE SET NULL)`,
   `CREATE TABLE ${S}.strict_parent (id INT PRIMARY KEY)`,
+  // A name InnoDB's dictionary writes encoded (kid@002d1).
+  `CREATE TABLE ${S}.\`kid-1\` (id INT PRIMARY KEY, parent_id INT,
+     FOREIGN KEY (parent_id) REFERENCES ${S}.owner (id) ON DELETE CASCADE)`,
   `CREATE TABLE ${S}.strict_child (id INT PRIMARY KEY, parent_id INT,
      FOREIGN KEY (parent_id) REFERENCES ${S}.strict_parent (id) ON DELETE RESTRICT ON UPDATE RESTRICT)`,
 
@@ -181,7 +184,7 @@ describe('schema metadata', () => {
   });
 
   test('base tables of every kind, with their engines; system schemas left out', () => {
-    for (const name of ['plain', 'MixedCase', 'versioned', 'seq', 't1', 'parent']) {
+    for (const name of ['plain', 'MixedCase', 'versioned', 't1', 'parent']) {
       assert.deepEqual(deps.readsOf(q(name)), [q(name)], name);
     }
     assert.equal(deps.engineOf(q('plain')), 'InnoDB');
@@ -242,12 +245,12 @@ describe('schema metadata', () => {
     ]);
     assert.deepEqual(sorted(deps.writesOf(q('child'))), [q('child'), q('grandchild')]);
     assert.deepEqual(deps.writesOf(q('grandchild')), [q('grandchild')]);
-    assert.deepEqual(sorted(deps.writesOf(q('owner'))), [q('owner'), q('pet')]);
+    assert.deepEqual(sorted(deps.writesOf(q('owner'))), [q('kid-1'), q('owner'), q('pet')]);
     assert.deepEqual(deps.writesOf(q('strict_parent')), [q('strict_parent')]);
     assert.deepEqual(deps.writesOf(q('strict_child')), [q('strict_child')]);
   });
 
-  test('MERGE reads and writes its UNION; unknown storage poisons; sequence defaults', () => {
+  test('MERGE reads and writes its UNION; unknown storage poisons; sequences are not cached', () => {
     const partB = `${OTHER}.part_b`;
     assert.deepEqual(snapshot.storedIn?.get(q('merged')), [q('part_a'), partB]);
     assert.deepEqual(sorted(deps.readsOf(q('merged'))), [q('merged'), q('part_a'), partB].sort());
@@ -261,7 +264,9 @@ describe('schema metadata', () => {
     assert.equal(deps.readsOf(q('merged_broken')), null);
     assert.equal(deps.writesOf(q('merged_broken')), 'everything');
     assert.equal(snapshot.storedIn?.has(q('plain_myisam')), false);
-    assert.deepEqual(sorted(deps.writesOf(q('numbered'))), [q('numbered'), q('seq')]);
+    // Any INSERT may advance a sequence through a column default: never cached.
+    assert.equal(deps.readsOf(q('seq')), null);
+    assert.deepEqual(deps.writesOf(q('numbered')), [q('numbered')]);
     assert.deepEqual(deps.readsOf(q('numbered')), [q('numbered')]);
   });
 
@@ -280,7 +285,6 @@ describe('schema metadata', () => {
       [q('merged_broken')]: ['*'],
     });
     assert.deepEqual(ours(snapshot).triggerWrites, {
-      [q('numbered')]: [q('seq')],
       [q('orders')]: [q('audit')],
       [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
       [q('flagged')]: ['*'],
@@ -290,8 +294,29 @@ describe('schema metadata', () => {
     assert.deepEqual(ours(snapshot).cascades, {
       [q('parent')]: [q('child')],
       [q('child')]: [q('grandchild')],
-      [q('owner')]: [q('pet')],
+      [q('owner')]: [q('kid-1'), q('pet')],
     });
+  });
+
+  test('with PROCESS the load opens no table but MERGE tables (foreign keys from InnoDB)', async () => {
+    const opened = async (): Promise<number> =>
+      Number((await admin.queryRows("SHOW SESSION STATUS LIKE 'Opened_tables'"))[0]?.[1]);
+    const tables = ['parent', 'child', 'grandchild', 'owner', 'pet', 'kid-1', 'plain', 'ticks'];
+    // Closed, so that opening them again counts.
+    await run(admin, `FLUSH TABLES ${tables.map((name) => `${S}.\`${name}\``).join(', ')}`);
+    const before = await opened();
+    const again = await loadSchemaSnapshot(admin, {});
+    const delta = (await opened()) - before;
+    // SHOW CREATE TABLE of a MERGE table (of any schema on the server) opens it and its UNION;
+    // reading the events opens mysql.event.
+    let mergeOpens = 1;
+    for (const [name, stored] of again.storedIn ?? []) {
+      if (/^MRG_MYISAM$/i.test(again.baseTables.get(name) ?? '')) {
+        mergeOpens += 1 + (stored[0] === '*' ? 1 : stored.length);
+      }
+    }
+    assert.ok(delta <= mergeOpens, `opened ${delta} tables, ${mergeOpens} for MERGE tables`);
+    assert.deepEqual(ours(again).cascades, ours(snapshot).cascades);
   });
 
   test('server settings passed in or read from the server give the same snapshot', async () => {
@@ -326,8 +351,7 @@ describe('schema metadata', () => {
       assert.equal(limitedDeps.readsOf(q('v_const')), null);
       // Without TRIGGER the triggers are not listed at all, and nothing says so: the limitation
       // loadSchemaSnapshot documents.
-      // Column defaults are visible with SELECT alone.
-      assert.deepEqual(ours(seen).triggerWrites, { [q('numbered')]: [q('seq')] });
+      assert.deepEqual(ours(seen).triggerWrites, {});
       // The keys show without their rules, and are taken as cascading, RESTRICT included.
       assert.deepEqual(sorted(limitedDeps.writesOf(q('parent'))), [
         q('child'),
