@@ -187,9 +187,10 @@ export const DERIVED_TESTS: ReadonlyMap<string, { from: string; edit: (text: str
 /** Writes the derived tests into the copied tree. */
 export function writeDerivedTests(tree: string): void {
   for (const [name, { from, edit }] of DERIVED_TESTS) {
-    const text = readFileSync(join(tree, 'main', `${from}.test`), 'utf8');
+    // Byte for byte: tests hold strings in many character sets, which UTF-8 would mangle.
+    const text = readFileSync(join(tree, 'main', `${from}.test`), 'latin1');
     const edited = edit(text);
     if (edited === text) throw new Error(`${name}: the edit of ${from}.test changed nothing`);
-    writeFileSync(join(tree, 'main', `${name}.test`), edited);
+    writeFileSync(join(tree, 'main', `${name}.test`), edited, 'latin1');
   }
 }

@@ -127,6 +127,16 @@ async function main(): Promise<number> {
   let proxy: ProxyProcess | null = null;
   const results = new Map<Mode, Map<string, TestResult>>();
   const minutes = new Map<Mode, number>();
+  // Interrupted: leave no server or proxy behind.
+  const stopAll = (): void => {
+    const exit = (): never => process.exit(130);
+    void Promise.all([proxy?.stop(), server === null ? null : stopMtrServer(server)]).then(
+      exit,
+      exit,
+    );
+  };
+  process.once('SIGINT', stopAll);
+  process.once('SIGTERM', stopAll);
   try {
     server = await startMtrServer(
       copy.runner,
