@@ -562,6 +562,20 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('SET GLOBAL invalidates everything: a global setting may change any result', () =>
+    scenario(KV, async (run) => {
+      const reader = await run.session('reader', { worker: 0 });
+      const admin = await run.session('admin', { worker: 1 });
+      await reader.query(READ_T);
+      await reader.query(READ_T);
+      await run.expect({ hits: 1, inserts: 1 }, 'cached');
+      // ft_boolean_syntax changes what MATCH ... AGAINST returns; this one changes nothing.
+      await admin.query('SET GLOBAL max_connect_errors = @@global.max_connect_errors');
+      await run.expect({ invalidations_all: 1 }, 'SET GLOBAL');
+      await reader.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'read again from the server');
+    }));
+
   test('a table an enabled event writes is never served from the cache', () =>
     scenario(
       [
