@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
-# tests and benchmarks use (MariaDB server and client, sysbench, xmllint, PyMySQL) when missing, then the npm
-# packages, which include the Node 24 the project runs on.
+# tests and benchmarks use (MariaDB server, client and test suite, sysbench, xmllint, PyMySQL) when
+# missing, then the npm packages, which include the Node 24 the project runs on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
+# mariadb-test: MariaDB's own regression suite (mysql-test-run), for npm run test:mtr.
+command -v mariadb-test >/dev/null 2>&1 || missing+=(mariadb-test)
 command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 # xmllint: the tests check that the benchmark's SVG charts are well-formed XML.
 command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)

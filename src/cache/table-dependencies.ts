@@ -1,8 +1,9 @@
 /**
  * What a statement really reads and writes, beyond the tables its text names: reading a view
- * reads its base tables, writing a table also writes what its triggers write, and a parent table
- * whose foreign keys cascade (CASCADE, SET NULL, SET DEFAULT) writes its child tables. The cache
- * keys results by base tables and invalidates the closure of every write.
+ * reads its base tables, writing a table also writes what its triggers write, a parent table
+ * whose foreign keys cascade (CASCADE, SET NULL, SET DEFAULT) writes its child tables, and a
+ * table whose rows are stored in other tables (a MERGE table's UNION) reads and writes those.
+ * The cache keys results by base tables and invalidates the closure of every write.
  *
  * Built from a plain snapshot of the schema (see schema-metadata.ts), so that it can be tested and
  * shipped to workers without a connection. Every name is "schema.table", already normalized per
@@ -26,6 +27,21 @@ export interface SchemaSnapshot {
    * hidden or not understood): a SELECT of them writes everything as far as anyone can tell.
    */
   writingViews?: Set<string>;
+  /**
+   * Base tables whose rows are stored in other tables: a MERGE table → its UNION tables. '*' in
+   * the list when they cannot be known: a table whose engine may keep its rows anywhere (CONNECT,
+   * FEDERATED, SPIDER, OQGRAPH, any engine not known to keep them to itself), or a MERGE table
+   * whose UNION could not be read. Reading such a table reads those tables (unknown: not
+   * cacheable), writing it writes them (unknown: everything).
+   */
+  storedIn?: Map<string, string[]>;
+  /**
+   * Tables written by what the proxy never sees: the bodies of enabled events, run by the
+   * server's scheduler; sequences, which an INSERT advances through a column's DEFAULT
+   * NEXTVAL(s). Their results must not be cached; '*' in the list when some event's body is not
+   * understood (it may write any table).
+   */
+  writtenBehind?: string[];
 }
 
 export class TableDependencies {
@@ -36,9 +52,11 @@ export class TableDependencies {
   // walked, so a cycle never leaves a partial answer behind for another name.
   readonly #reads = new Map<string, readonly string[] | null>();
   readonly #writes = new Map<string, readonly string[] | 'everything'>();
+  readonly #writtenBehind: ReadonlySet<string>;
 
   constructor(snapshot: SchemaSnapshot) {
     this.#snapshot = snapshot;
+    this.#writtenBehind = new Set(snapshot.writtenBehind ?? []);
   }
 
   /** Does reading `qualified` (a view, through any view it reads) possibly write? */
@@ -70,9 +88,11 @@ export class TableDependencies {
   }
 
   /**
-   * The base tables behind a name: itself for a base table, a view's tables with views expanded
-   * recursively. null when the name is neither a known base table nor a known view, or when some
-   * view on the way could not be read or reads such a name: the caller must not cache then.
+   * The base tables behind a name: itself for a base table (with the tables its rows are stored
+   * in, for a MERGE table), a view's tables with views expanded recursively. null when the name is
+   * neither a known base table nor a known view, when some view or table on the way could not
+   * be read or reads such a name, or when a table on the way is written behind the proxy's back
+   * (by an event): the caller must not cache then.
    * The array is shared between calls and frozen.
    */
   readsOf(qualified: string): readonly string[] | null {
@@ -86,9 +106,11 @@ export class TableDependencies {
 
   /**
    * Every table a write to `qualified` may change: itself, what its triggers write, the children
-   * its cascading foreign keys write, and so on transitively (each table once, cycles included).
+   * its cascading foreign keys write, the tables its rows are stored in (a MERGE table's UNION),
+   * and so on transitively (each table once, cycles included).
    * A view stands for its base tables, since writing through a view writes one of them.
-   * 'everything' when a trigger on the way may write anything, or a view on the way is unknown.
+   * 'everything' when a trigger on the way may write anything, a view on the way is unknown, or a
+   * table on the way may store its rows anywhere.
    * A name the snapshot does not know (a table created since, a temporary table) writes itself.
    *
    * Cascaded changes do not fire triggers on MySQL and MariaDB 10.11, yet the children's triggers
@@ -113,7 +135,7 @@ export class TableDependencies {
   }
 
   #computeReads(root: string): readonly string[] | null {
-    const { baseTables, views } = this.#snapshot;
+    const { baseTables, views, storedIn } = this.#snapshot;
     const tables: string[] = [];
     // The server refuses a view that reads itself, but a snapshot is taken table by table while
     // others may alter views: the walk must end whatever it is given.
@@ -121,12 +143,18 @@ export class TableDependencies {
     const pending = [root];
     for (let next = 0; next < pending.length; next++) {
       const name = pending[next]!;
+      let reads: readonly string[] | undefined;
       if (baseTables.has(name)) {
+        // Written behind the proxy's back: whatever is stored may already be stale.
+        if (this.#writtenBehind.has(name) || this.#writtenBehind.has(UNKNOWN_TABLE)) return null;
         tables.push(name);
-        continue;
+        // A MERGE table's rows are its UNION tables' rows.
+        reads = storedIn?.get(name);
+        if (reads === undefined) continue;
+      } else {
+        reads = views.get(name);
+        if (reads === undefined) return null;
       }
-      const reads = views.get(name);
-      if (reads === undefined) return null;
       for (const read of reads) {
         if (read === UNKNOWN_TABLE) return null;
         if (!seen.has(read)) {
@@ -139,7 +167,7 @@ export class TableDependencies {
   }
 
   #computeWrites(root: string): readonly string[] | 'everything' {
-    const { baseTables, views, triggerWrites, cascades } = this.#snapshot;
+    const { baseTables, views, triggerWrites, cascades, storedIn } = this.#snapshot;
     const tables: string[] = [];
     const seen = new Set<string>([root]);
     const pending = [root];
@@ -163,6 +191,10 @@ export class TableDependencies {
         visit(written);
       }
       for (const child of cascades.get(name) ?? []) visit(child);
+      for (const store of storedIn?.get(name) ?? []) {
+        if (store === UNKNOWN_TABLE) return 'everything';
+        visit(store);
+      }
     }
     return Object.freeze(tables);
   }

@@ -796,7 +796,7 @@ function parseSet(s: ParseState): StatementKind {
 
 /**
  * [GLOBAL|SESSION|LOCAL] name = expr, or @@[scope.]name = expr, or @user = expr. Turning
- * autocommit on commits an open transaction.
+ * autocommit on commits an open transaction; a global setting writes everything.
  */
 function parseAssignment(s: ParseState): void {
   const tokens = s.tokens;
@@ -840,6 +840,9 @@ function parseAssignment(s: ParseState): void {
   if (s.isKeyword(Kw.ON) && (s.pos + 1 >= s.end || s.isOperator(COMMA, 1))) s.pos++;
   else scanExpression(s, ScanFlags.StopAtComma);
   if (autocommit && !global && !turnsOff(s, valueStart, s.pos)) s.implicitCommit = true;
+  // A global setting may change what every session's reads return at once (ft_boolean_syntax
+  // changes MATCH ... AGAINST), and results stored before it must not be served after it.
+  if (global) s.writesEverything = true;
 }
 
 /** The value is clearly 0 / OFF / FALSE. */

@@ -1,17 +1,28 @@
 /**
  * Reads from information_schema what the statement text does not say about tables: which base
  * tables a view reads, which tables a table's triggers write, which child tables a parent's
- * cascading foreign keys write. The result is a plain SchemaSnapshot for TableDependencies.
+ * cascading foreign keys write, which tables enabled events write (the server's scheduler runs them where the proxy cannot see), and in which
+ * tables a MERGE table's rows are stored (its UNION, from SHOW CREATE TABLE: information_schema
+ * does not show it). The result is a plain SchemaSnapshot for TableDependencies.
  *
  * Whatever cannot be known is recorded as '*' (UNKNOWN_TABLE), never left out: a view whose
  * definition is hidden or not understood makes its readers uncacheable, a trigger whose body is
  * not understood makes writes to its table invalidate everything. What information_schema hides
  * entirely cannot be recorded at all, so the connection should belong to a user who may see it
- * (see loadSchemaSnapshot).
+ * (see loadSchemaSnapshot). A table whose engine may keep its rows elsewhere (CONNECT, FEDERATED,
+ * SPIDER...) or is not known is recorded as stored in '*'.
  */
 import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
 import type { SchemaSnapshot } from '../cache/table-dependencies.ts';
-import { COLON, SEMICOLON } from '../sql/char-codes.ts';
+import {
+  COLON,
+  COMMA,
+  DOT,
+  EQUALS,
+  LEFT_PARENTHESIS,
+  RIGHT_PARENTHESIS,
+  SEMICOLON,
+} from '../sql/char-codes.ts';
 import { Kw } from '../sql/keywords.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type {
@@ -36,6 +47,29 @@ export interface SchemaMetadataOptions {
   ansiQuotes?: boolean;
 }
 
+/**
+ * Engines known to keep a table's rows to themselves, upper-cased: a write to such a table
+ * changes only it, a read of it reads only it. Any other engine (CONNECT, FEDERATED, SPIDER,
+ * OQGRAPH read and write other tables, other servers or files; a table whose engine is missing
+ * shows none) may store its rows anywhere, so its readers are not cached and its writes
+ * invalidate everything. MRG_MYISAM is followed through its UNION.
+ */
+const SELF_CONTAINED_ENGINES = new Set([
+  'INNODB',
+  'MYISAM',
+  'ARIA',
+  'MEMORY',
+  'HEAP',
+  'CSV',
+  'ARCHIVE',
+  'BLACKHOLE',
+  'ROCKSDB',
+  'S3',
+  'MROONGA',
+  'SEQUENCE',
+]);
+const MERGE_ENGINE = 'MRG_MYISAM';
+
 /** All the loader needs of a connection. */
 export type MetadataConnection = Pick<MysqlConnection, 'queryRows'>;
 
@@ -53,10 +87,15 @@ const CASCADING_RULES = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
  * - a view's definition is empty without SHOW VIEW: the view is recorded as reading '*';
  * - triggers are listed only with the TRIGGER privilege (MariaDB 10.11 was seen to list them
  *   with INSERT or UPDATE too, not with SELECT alone): nothing tells that one is hidden;
+ * - foreign keys are read from InnoDB's dictionary (INNODB_SYS_FOREIGN) with PROCESS, which
+ *   opens no table; without it from information_schema's views, which open every table:
  * - foreign key rules (REFERENTIAL_CONSTRAINTS) need some privilege beyond SELECT; the keys
  *   themselves show in KEY_COLUMN_USAGE with SELECT alone, and a key whose rules are hidden is
  *   taken as cascading.
- * Global SELECT, SHOW VIEW and TRIGGER let the user see everything that matters.
+ * - events are listed only with the EVENT privilege on their schema: a hidden event's writes
+ *   cannot be followed either.
+ * Global SELECT, SHOW VIEW, TRIGGER and EVENT let the user see everything that matters, and
+ * PROCESS lets the load open no table.
  */
 export async function loadSchemaSnapshot(
   connection: MetadataConnection,
@@ -73,7 +112,7 @@ export async function loadSchemaSnapshot(
     `${normalizeName(schema, lctn)}.${normalizeName(name, lctn)}`;
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, foreignKeys, rules] = await Promise.all([
+  const [tables, views, triggers, innodbForeignKeys, events] = await Promise.all([
     connection.queryRows(
       `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
     ),
@@ -83,11 +122,13 @@ export async function loadSchemaSnapshot(
     connection.queryRows(
       `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
     ),
+    // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
+    connection
+      .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
+      .catch(() => null),
+    // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
     connection.queryRows(
-      `SELECT DISTINCT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, TABLE_SCHEMA, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
+      `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
     ),
   ]);
 
@@ -97,8 +138,18 @@ export async function loadSchemaSnapshot(
     triggerWrites: new Map(),
     cascades: new Map(),
     writingViews: new Set(),
+    storedIn: new Map(),
   };
 
+  // Definitions (views, MERGE tables, column defaults) as the server prints them.
+  const viewOptions: ClassifyOptions = {
+    ansiQuotes: options.ansiQuotes ?? false,
+    lowerCaseTableNames: lctn,
+    serverVersion,
+  };
+
+  const writtenBehind = new Set<string>();
+  const mergeTables: Array<[schema: string, name: string]> = [];
   for (const [schema, name, type, engine] of tables) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     // A session's temporary tables are its own; information_schema's are no user data.
@@ -110,14 +161,40 @@ export async function loadSchemaSnapshot(
       snapshot.writingViews!.add(qualify(schema, name));
     }
     // BASE TABLE, SYSTEM VERSIONED, SEQUENCE, and whatever a server adds: stored rows.
-    else snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+    else {
+      snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+      // An INSERT into a table whose column defaults to NEXTVAL(s) advances s, and which tables
+      // do is only in the column definitions (information_schema.COLUMNS opens every table to
+      // show them): a sequence is taken as written behind the proxy's back, never cached.
+      if (type === 'SEQUENCE') writtenBehind.add(qualify(schema, name));
+      const kind = (engine ?? '').toUpperCase();
+      if (kind === MERGE_ENGINE) mergeTables.push([schema, name]);
+      else if (!SELF_CONTAINED_ENGINES.has(kind)) {
+        snapshot.storedIn!.set(qualify(schema, name), [UNKNOWN_TABLE]);
+      }
+    }
   }
 
-  const viewOptions: ClassifyOptions = {
-    ansiQuotes: options.ansiQuotes ?? false,
-    lowerCaseTableNames: lctn,
-    serverVersion,
-  };
+  // A MERGE table's UNION is only in its definition; one SHOW CREATE TABLE each, pipelined.
+  const mergeDefinitions = await Promise.all(
+    mergeTables.map(([schema, name]) =>
+      connection
+        .queryRows(`SHOW CREATE TABLE ${quoteName(schema)}.${quoteName(name)}`)
+        .then((rows) => rows[0]?.[1] ?? null)
+        // Dropped meanwhile, or a UNION table is missing or not MyISAM: the server cannot say.
+        .catch(() => null),
+    ),
+  );
+  mergeTables.forEach(([schema, name], index) => {
+    const union = mergeUnion(mergeDefinitions[index] ?? null, viewOptions);
+    snapshot.storedIn!.set(
+      qualify(schema, name),
+      union === null
+        ? [UNKNOWN_TABLE]
+        : union.map((table) => qualify(table.schema ?? schema, table.name)),
+    );
+  });
+
   for (const [schema, name, definition] of views) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     snapshot.views.set(
@@ -152,7 +229,38 @@ export async function loadSchemaSnapshot(
     snapshot.triggerWrites.set(table, written.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...written]);
   }
 
+  // An event's body is a statement or a block, like a trigger's.
+  for (const [schema, body, sqlMode] of events) {
+    if (schema == null) continue;
+    const written = triggerBodyWrites(body ?? null, normalizeName(schema, lctn), sqlMode ?? '', {
+      lowerCaseTableNames: lctn,
+      serverVersion,
+    });
+    for (const table of written) writtenBehind.add(table);
+  }
+  snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
+
   const cascades = new Map<string, Set<string>>();
+  const fromInnodb = innodbCascades(innodbForeignKeys);
+  if (fromInnodb !== null) {
+    for (const [child, parent] of fromInnodb) {
+      if (isSystemSchema(child[0]) || isSystemSchema(parent[0])) continue;
+      addAll(cascades, qualify(parent[0], parent[1]), [qualify(child[0], child[1])]);
+    }
+    for (const [parent, children] of cascades) snapshot.cascades.set(parent, [...children]);
+    return snapshot;
+  }
+  // information_schema's views of the keys open every table they look at (through its engine,
+  // not just its definition, which also pins what the engine cached about it): read only when
+  // InnoDB's own list cannot be.
+  const [foreignKeys, rules] = await Promise.all([
+    connection.queryRows(
+      `SELECT DISTINCT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, TABLE_SCHEMA, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE REFERENCED_TABLE_NAME IS NOT NULL AND ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UNIQUE_CONSTRAINT_SCHEMA, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE ${NOT_SYSTEM('CONSTRAINT_SCHEMA')}`,
+    ),
+  ]);
   const ruled = new Set<string>();
   for (const [schema, table, constraint, parentSchema, parent, onUpdate, onDelete] of rules) {
     if (schema == null || table == null || parentSchema == null || parent == null) continue;
@@ -174,6 +282,94 @@ export async function loadSchemaSnapshot(
   for (const [parent, children] of cascades) snapshot.cascades.set(parent, [...children]);
 
   return snapshot;
+}
+
+/** InnoDB's foreign key TYPE bits for ON DELETE CASCADE, SET NULL, ON UPDATE CASCADE, SET NULL. */
+const INNODB_CASCADING_TYPES = 1 | 2 | 4 | 8;
+
+/**
+ * [child, parent] ([schema, table] each) of every cascading foreign key in InnoDB's dictionary
+ * (INNODB_SYS_FOREIGN; InnoDB is the engine with foreign keys); null when it could not be read
+ * (no PROCESS privilege, the plugin disabled) or a name in it cannot be decoded: then
+ * information_schema's views must be read instead.
+ */
+function innodbCascades(
+  rows: Array<Array<string | null>> | null,
+): Array<[child: [string, string], parent: [string, string]]> | null {
+  if (rows === null) return null;
+  const keys: Array<[[string, string], [string, string]]> = [];
+  for (const [childName, parentName, type] of rows) {
+    const child = innodbTableName(childName ?? null);
+    const parent = innodbTableName(parentName ?? null);
+    const bits = Number(type);
+    if (child === null || parent === null || !Number.isInteger(bits)) return null;
+    // A table ALTER TABLE is building: it takes the real one's name when done (DDL, reloaded).
+    if (child[1].startsWith('#sql') || parent[1].startsWith('#sql')) continue;
+    if ((bits & INNODB_CASCADING_TYPES) !== 0) keys.push([child, parent]);
+  }
+  return keys;
+}
+
+const ENCODED_CHARACTER = /@([0-9a-f]{4})/g;
+
+/**
+ * "schema/table" as InnoDB writes it, in the server's file-name encoding: a character other than
+ * a letter, digit or _ is @ and four hex digits. Some letters take a shorter form (é is @0p),
+ * which is not decoded here: null.
+ */
+function innodbTableName(name: string | null): [string, string] | null {
+  if (name === null) return null;
+  const parts = name.split('/');
+  if (parts.length !== 2) return null;
+  const decoded = parts.map((part) =>
+    part.replace(ENCODED_CHARACTER, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+  );
+  // Every @ of the encoding was one of those four-digit forms.
+  const encodings = parts.map((part) => part.split('@').length - 1);
+  const fourDigit = parts.map((part) => [...part.matchAll(ENCODED_CHARACTER)].length);
+  if (encodings[0] !== fourDigit[0] || encodings[1] !== fourDigit[1]) return null;
+  return [decoded[0]!, decoded[1]!];
+}
+
+function quoteName(name: string): string {
+  return '`' + name.replaceAll('`', '``') + '`';
+}
+
+/**
+ * The tables of a MERGE table's `UNION=(...)` in its SHOW CREATE TABLE text, unqualified ones
+ * as written (in the MERGE table's schema); [] when it has none (a MERGE table may be empty),
+ * null when the text is missing or not understood.
+ */
+function mergeUnion(definition: string | null, options: ClassifyOptions): TableRef[] | null {
+  if (definition === null) return null;
+  const tokens = tokenize(definition, options);
+  if (tokens.error !== null) return null;
+  for (let i = 0; i < tokens.count; i++) {
+    if (!isWord(tokens, i, Kw.UNION)) continue;
+    let at = i + 1;
+    if (isOperator(tokens, at, EQUALS)) at++;
+    if (!isOperator(tokens, at, LEFT_PARENTHESIS)) return null;
+    at++;
+    const union: TableRef[] = [];
+    for (;;) {
+      if (!isName(tokens, at))
+        return union.length === 0 && isRightParenthesis(tokens, at) ? [] : null;
+      let table: TableRef = { schema: null, name: tokens.identifier(at) };
+      at++;
+      if (isOperator(tokens, at, DOT) && isName(tokens, at + 1)) {
+        table = { schema: table.name, name: tokens.identifier(at + 1) };
+        at += 2;
+      }
+      union.push(table);
+      if (isOperator(tokens, at, COMMA)) at++;
+      else return isRightParenthesis(tokens, at) ? union : null;
+    }
+  }
+  return [];
+}
+
+function isRightParenthesis(tokens: TokenList, index: number): boolean {
+  return isOperator(tokens, index, RIGHT_PARENTHESIS);
 }
 
 function lowerCaseTableNamesOf(value: string | null): LowerCaseTableNames {

@@ -513,6 +513,86 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('MERGE tables read and write their UNION tables; a sequence is never cached', () =>
+    scenario(
+      [
+        'CREATE TABLE t1 (a INT) ENGINE=MyISAM',
+        'CREATE TABLE t2 (a INT) ENGINE=MyISAM',
+        'INSERT INTO t1 VALUES (1), (2)',
+        'INSERT INTO t2 VALUES (10), (20)',
+        'CREATE TABLE m3 (a INT) ENGINE=MERGE UNION=(t1, t2) INSERT_METHOD=LAST',
+        'CREATE TABLE unrelated (id INT PRIMARY KEY) ENGINE=MyISAM',
+        'INSERT INTO unrelated VALUES (1)',
+        'CREATE SEQUENCE s',
+        'CREATE TABLE numbered (id INT DEFAULT NEXTVAL(s), v INT)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAll = async (): Promise<void> => {
+          await reader.query('SELECT * FROM t1 ORDER BY a');
+          await reader.query('SELECT * FROM t2 ORDER BY a');
+          await reader.query('SELECT * FROM m3 ORDER BY a');
+          await reader.query('SELECT * FROM unrelated');
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 4, inserts: 4 }, 'UNION tables and the MERGE table cached');
+
+        await writer.query('UPDATE m3 SET a = a + 1 WHERE a < 5');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'UPDATE through MERGE');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'it wrote t1 (and may have written t2)');
+        await writer.query('INSERT INTO m3 VALUES (30)');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'INSERT through MERGE');
+        await writer.query('DELETE FROM t2 WHERE a = 30');
+        await readAll();
+        await run.expect({ hits: 2, inserts: 2 }, 'a write to t2 changes what m3 reads');
+        await writer.execute('DELETE FROM m3 WHERE a = ?', [2]);
+        await readAll();
+        await run.expect({ hits: 1, inserts: 3 }, 'a prepared DELETE through MERGE');
+
+        // An INSERT may advance a sequence through a column default: never cached.
+        await reader.query('SELECT next_not_cached_value FROM s');
+        await writer.query('INSERT INTO numbered (v) VALUES (1)');
+        await reader.query('SELECT next_not_cached_value FROM s');
+        await run.expect({ hits: 0, inserts: 0 }, 'the default advanced the sequence');
+      },
+    ));
+
+  test('SET GLOBAL invalidates everything: a global setting may change any result', () =>
+    scenario(KV, async (run) => {
+      const reader = await run.session('reader', { worker: 0 });
+      const admin = await run.session('admin', { worker: 1 });
+      await reader.query(READ_T);
+      await reader.query(READ_T);
+      await run.expect({ hits: 1, inserts: 1 }, 'cached');
+      // ft_boolean_syntax changes what MATCH ... AGAINST returns; this one changes nothing.
+      await admin.query('SET GLOBAL max_connect_errors = @@global.max_connect_errors');
+      await run.expect({ invalidations_all: 1 }, 'SET GLOBAL');
+      await reader.query(READ_T);
+      await run.expect({ hits: 0, inserts: 1 }, 'read again from the server');
+    }));
+
+  test('a table an enabled event writes is never served from the cache', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB',
+        // Enabled, first run an hour from now: both sides see the same rows meanwhile.
+        'CREATE EVENT tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        await reader.query('SELECT COUNT(*) FROM ticks');
+        await reader.query('SELECT COUNT(*) FROM ticks');
+        await reader.query(READ_T);
+        await reader.query(READ_T);
+        await run.expect({ hits: 1, inserts: 1 }, 'only the table no event writes is cached');
+      },
+    ));
+
   test('temporary tables: a session’s temporary table is never served to others, nor theirs to it', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -2,8 +2,9 @@
  * The schema snapshot read from a real server's information_schema, seen through
  * TableDependencies: views over joins and over views, triggers of one statement, of a plain
  * block and of a block with flow control, foreign keys that cascade two levels, that set null,
- * and that restrict. Then the same schema seen by a user who may only SELECT, to pin down what
- * information_schema hides from such a user.
+ * and that restrict; a MERGE table's UNION, sequences, events; and how many tables the load
+ * opens. Then the same schema seen by a user who may only SELECT, to pin
+ * down what information_schema hides from such a user.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +34,7 @@ const direct: ConnectionOptions = {
 
 /** Unique per run, so that runs sharing a server do not meet. */
 const S = `nc_meta_${randomBytes(4).toString('hex')}`;
+const OTHER = `${S}_other`;
 const SELECT_ONLY_USER = `nc_meta_ro_${randomBytes(4).toString('hex')}`;
 const SELECT_ONLY_PASSWORD = 'select-only-1';
 
@@ -101,8 +103,30 @@ const SETUP = [
   `CREATE TABLE ${S}.pet (id INT PRIMARY KEY, owner_id INT,
      FOREIGN KEY (owner_id) REFERENCES ${S}.owner (id) ON UPDATE SET NULL)`,
   `CREATE TABLE ${S}.strict_parent (id INT PRIMARY KEY)`,
+  // A name InnoDB's dictionary writes encoded (kid@002d1).
+  `CREATE TABLE ${S}.\`kid-1\` (id INT PRIMARY KEY, parent_id INT,
+     FOREIGN KEY (parent_id) REFERENCES ${S}.owner (id) ON DELETE CASCADE)`,
   `CREATE TABLE ${S}.strict_child (id INT PRIMARY KEY, parent_id INT,
      FOREIGN KEY (parent_id) REFERENCES ${S}.strict_parent (id) ON DELETE RESTRICT ON UPDATE RESTRICT)`,
+
+  // Rows stored in other tables: MERGE over tables of its own schema and another, an empty
+  // MERGE, one whose UNION table is gone.
+  `CREATE DATABASE ${OTHER}`,
+  `CREATE TABLE ${S}.part_a (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${OTHER}.part_b (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${S}.merged (id INT) ENGINE=MERGE UNION=(${S}.part_a, ${OTHER}.part_b) INSERT_METHOD=LAST`,
+  `CREATE TABLE ${S}.merged_empty (id INT) ENGINE=MERGE`,
+  `CREATE TABLE ${S}.gone_part (id INT) ENGINE=MyISAM`,
+  `CREATE TABLE ${S}.merged_broken (id INT) ENGINE=MERGE UNION=(${S}.gone_part)`,
+  `DROP TABLE ${S}.gone_part`,
+  // An INSERT that takes the default advances the sequence.
+  `CREATE TABLE ${S}.numbered (id INT DEFAULT NEXTVAL(${S}.seq), v INT)`,
+
+  // The scheduler writes what an enabled event's body writes; a disabled one writes nothing.
+  `CREATE TABLE ${S}.ticks (id INT AUTO_INCREMENT PRIMARY KEY)`,
+  `CREATE TABLE ${S}.paused (id INT)`,
+  `CREATE EVENT ${S}.tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)`,
+  `CREATE EVENT ${S}.pause ON SCHEDULE EVERY 1 HOUR DISABLE DO DELETE FROM ${S}.paused`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -136,6 +160,7 @@ function ours(snapshot: SchemaSnapshot): Record<string, Record<string, unknown>>
     views: pick(snapshot.views),
     triggerWrites: pick(snapshot.triggerWrites),
     cascades: pick(snapshot.cascades),
+    storedIn: pick(snapshot.storedIn ?? new Map<string, string[]>()),
   };
 }
 
@@ -153,12 +178,13 @@ describe('schema metadata', () => {
 
   after(async () => {
     await run(admin, `DROP DATABASE IF EXISTS ${S}`);
+    await run(admin, `DROP DATABASE IF EXISTS ${OTHER}`);
     await run(admin, `DROP USER IF EXISTS '${SELECT_ONLY_USER}'@'127.0.0.1'`);
     admin.close();
   });
 
   test('base tables of every kind, with their engines; system schemas left out', () => {
-    for (const name of ['plain', 'MixedCase', 'versioned', 'seq', 't1', 'parent']) {
+    for (const name of ['plain', 'MixedCase', 'versioned', 't1', 'parent']) {
       assert.deepEqual(deps.readsOf(q(name)), [q(name)], name);
     }
     assert.equal(deps.engineOf(q('plain')), 'InnoDB');
@@ -219,12 +245,45 @@ describe('schema metadata', () => {
     ]);
     assert.deepEqual(sorted(deps.writesOf(q('child'))), [q('child'), q('grandchild')]);
     assert.deepEqual(deps.writesOf(q('grandchild')), [q('grandchild')]);
-    assert.deepEqual(sorted(deps.writesOf(q('owner'))), [q('owner'), q('pet')]);
+    assert.deepEqual(sorted(deps.writesOf(q('owner'))), [q('kid-1'), q('owner'), q('pet')]);
     assert.deepEqual(deps.writesOf(q('strict_parent')), [q('strict_parent')]);
     assert.deepEqual(deps.writesOf(q('strict_child')), [q('strict_child')]);
   });
 
+  test('MERGE reads and writes its UNION; unknown storage poisons; sequences are not cached', () => {
+    const partB = `${OTHER}.part_b`;
+    assert.deepEqual(snapshot.storedIn?.get(q('merged')), [q('part_a'), partB]);
+    assert.deepEqual(sorted(deps.readsOf(q('merged'))), [q('merged'), q('part_a'), partB].sort());
+    assert.deepEqual(sorted(deps.writesOf(q('merged'))), [q('merged'), q('part_a'), partB].sort());
+    // A write to a UNION table invalidates readers of the MERGE table through their dependency.
+    assert.deepEqual(deps.writesOf(q('part_a')), [q('part_a')]);
+    assert.deepEqual(snapshot.storedIn?.get(q('merged_empty')), []);
+    assert.deepEqual(deps.readsOf(q('merged_empty')), [q('merged_empty')]);
+    // Its UNION cannot be read (the server shows no engine for it): it may hold anything.
+    assert.deepEqual(snapshot.storedIn?.get(q('merged_broken')), ['*']);
+    assert.equal(deps.readsOf(q('merged_broken')), null);
+    assert.equal(deps.writesOf(q('merged_broken')), 'everything');
+    assert.equal(snapshot.storedIn?.has(q('plain_myisam')), false);
+    // Any INSERT may advance a sequence through a column default: never cached.
+    assert.equal(deps.readsOf(q('seq')), null);
+    assert.deepEqual(deps.writesOf(q('numbered')), [q('numbered')]);
+    assert.deepEqual(deps.readsOf(q('numbered')), [q('numbered')]);
+  });
+
+  test('tables enabled events write are never cacheable', () => {
+    assert.ok(snapshot.writtenBehind?.includes(q('ticks')));
+    assert.ok(!snapshot.writtenBehind?.includes(q('paused')));
+    assert.equal(deps.readsOf(q('ticks')), null);
+    assert.deepEqual(deps.readsOf(q('paused')), [q('paused')]);
+    assert.deepEqual(deps.writesOf(q('ticks')), [q('ticks')]);
+  });
+
   test('the snapshot is the whole of it', () => {
+    assert.deepEqual(ours(snapshot).storedIn, {
+      [q('merged')]: [q('part_a'), `${OTHER}.part_b`],
+      [q('merged_empty')]: [],
+      [q('merged_broken')]: ['*'],
+    });
     assert.deepEqual(ours(snapshot).triggerWrites, {
       [q('orders')]: [q('audit')],
       [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
@@ -235,8 +294,29 @@ describe('schema metadata', () => {
     assert.deepEqual(ours(snapshot).cascades, {
       [q('parent')]: [q('child')],
       [q('child')]: [q('grandchild')],
-      [q('owner')]: [q('pet')],
+      [q('owner')]: [q('kid-1'), q('pet')],
     });
+  });
+
+  test('with PROCESS the load opens no table but MERGE tables (foreign keys from InnoDB)', async () => {
+    const opened = async (): Promise<number> =>
+      Number((await admin.queryRows("SHOW SESSION STATUS LIKE 'Opened_tables'"))[0]?.[1]);
+    const tables = ['parent', 'child', 'grandchild', 'owner', 'pet', 'kid-1', 'plain', 'ticks'];
+    // Closed, so that opening them again counts.
+    await run(admin, `FLUSH TABLES ${tables.map((name) => `${S}.\`${name}\``).join(', ')}`);
+    const before = await opened();
+    const again = await loadSchemaSnapshot(admin, {});
+    const delta = (await opened()) - before;
+    // SHOW CREATE TABLE of a MERGE table (of any schema on the server) opens it and its UNION;
+    // reading the events opens mysql.event.
+    let mergeOpens = 1;
+    for (const [name, stored] of again.storedIn ?? []) {
+      if (/^MRG_MYISAM$/i.test(again.baseTables.get(name) ?? '')) {
+        mergeOpens += 1 + (stored[0] === '*' ? 1 : stored.length);
+      }
+    }
+    assert.ok(delta <= mergeOpens, `opened ${delta} tables, ${mergeOpens} for MERGE tables`);
+    assert.deepEqual(ours(again).cascades, ours(snapshot).cascades);
   });
 
   test('server settings passed in or read from the server give the same snapshot', async () => {

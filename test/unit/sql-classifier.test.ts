@@ -1543,7 +1543,20 @@ run('session statements', [
   },
   { sql: "SET @@session.time_zone = 'Europe/Paris'", kind: 'set', reason: NOT_SELECT },
   { sql: 'SET sql_select_limit = DEFAULT', kind: 'set', reason: NOT_SELECT },
-  { sql: 'SET GLOBAL max_connections = 200', kind: 'set', reason: NOT_SELECT },
+  // A global setting may change every session's results (ft_boolean_syntax): it writes everything.
+  { sql: 'SET GLOBAL max_connections = 200', kind: 'set', everything: true, reason: NOT_SELECT },
+  {
+    sql: 'SET @@global.ft_boolean_syntax = \'@ -><()~*:""&|\'',
+    kind: 'set',
+    everything: true,
+    reason: NOT_SELECT,
+  },
+  {
+    sql: 'SET @x = 1, GLOBAL sql_mode = DEFAULT',
+    kind: 'set',
+    everything: true,
+    reason: NOT_SELECT,
+  },
   { sql: 'SET @x = my_func(1)', kind: 'set', everything: true, reason: NOT_SELECT },
   { sql: 'USE db', kind: 'use', reason: NOT_SELECT },
   { sql: 'USE `my db`', kind: 'use', reason: NOT_SELECT },

@@ -13,6 +13,7 @@ interface Spec {
   views?: Record<string, string[]>;
   triggers?: Record<string, string[]>;
   cascades?: Record<string, string[]>;
+  storedIn?: Record<string, string[]>;
 }
 
 function snapshot(spec: Spec): SchemaSnapshot {
@@ -21,6 +22,7 @@ function snapshot(spec: Spec): SchemaSnapshot {
     views: new Map(Object.entries(spec.views ?? {})),
     triggerWrites: new Map(Object.entries(spec.triggers ?? {})),
     cascades: new Map(Object.entries(spec.cascades ?? {})),
+    storedIn: new Map(Object.entries(spec.storedIn ?? {})),
   };
 }
 
@@ -164,5 +166,42 @@ describe('TableDependencies', () => {
     // Shared answers cannot be changed by one caller behind the others' backs.
     assert.ok(Object.isFrozen(writes));
     assert.ok(Object.isFrozen(reads));
+  });
+
+  test('tables stored in other tables: MERGE over tables and views of it; unknown storage', () => {
+    const deps = new TableDependencies(
+      snapshot({
+        tables: ['s.t1', 's.t2', 's.m', 's.m_of_m', 's.remote', 's.audit'],
+        views: { 's.vm': ['s.m'] },
+        triggers: { 's.t1': ['s.audit'] },
+        storedIn: { 's.m': ['s.t1', 's.t2'], 's.m_of_m': ['s.m'], 's.remote': [UNKNOWN_TABLE] },
+      }),
+    );
+    assert.deepEqual(sorted(deps.readsOf('s.m')), ['s.m', 's.t1', 's.t2']);
+    assert.deepEqual(sorted(deps.readsOf('s.vm')), ['s.m', 's.t1', 's.t2']);
+    assert.deepEqual(sorted(deps.readsOf('s.m_of_m')), ['s.m', 's.m_of_m', 's.t1', 's.t2']);
+    assert.deepEqual(sorted(deps.writesOf('s.m')), ['s.audit', 's.m', 's.t1', 's.t2']);
+    assert.deepEqual(sorted(deps.writesOf('s.vm')), ['s.audit', 's.m', 's.t1', 's.t2']);
+    // A UNION table's own writes change it alone: readers of the MERGE table depend on it.
+    assert.deepEqual(deps.writesOf('s.t2'), ['s.t2']);
+    assert.equal(deps.readsOf('s.remote'), null);
+    assert.equal(deps.writesOf('s.remote'), 'everything');
+    assert.equal(deps.engineOf('s.remote'), 'InnoDB');
+  });
+
+  test('tables written behind the proxy (by events) are not readable; unknown ones poison all', () => {
+    const some = new TableDependencies({
+      ...snapshot({ tables: ['s.a', 's.b'], views: { 's.v': ['s.a', 's.b'] } }),
+      writtenBehind: ['s.a'],
+    });
+    assert.equal(some.readsOf('s.a'), null);
+    assert.equal(some.readsOf('s.v'), null);
+    assert.deepEqual(some.readsOf('s.b'), ['s.b']);
+    assert.deepEqual(some.writesOf('s.a'), ['s.a']);
+    const all = new TableDependencies({
+      ...snapshot({ tables: ['s.a', 's.b'] }),
+      writtenBehind: [UNKNOWN_TABLE],
+    });
+    assert.equal(all.readsOf('s.b'), null);
   });
 });
