@@ -10,6 +10,7 @@
  *   handler throws (it logs each exception it catches), the process stays up, and both workers
  *   still serve a new connection at the end;
  * - bystanders get no error, no dropped connection and no stale read;
+ * - the proxy holds no backend connection for a fuzz client that has left;
  * - the fuzzed connection never hangs: after a case whose stream is complete, a marker query
  *   (SELECT 'nc-fuzz-…') must be answered or the connection closed within a bound; after a
  *   stream that ends inside a packet (the server waits for the rest, legitimately) the client
@@ -141,6 +142,29 @@ async function createSchema(lanes: number, bystanders: number): Promise<void> {
 
 async function dropSchema(): Promise<void> {
   await direct([`DROP DATABASE IF EXISTS ${FUZZ_DB}`, `DROP USER IF EXISTS '${FUZZ_USER}'@'%'`]);
+}
+
+/** Waits (within a bound) until the server has no connection of the fuzz account left. */
+async function fuzzConnectionsLeft(timeoutMs: number): Promise<number> {
+  const client = await RawClient.connect({
+    host: BACKEND_HOST,
+    port: BACKEND_PORT,
+    ...ROOT,
+    database: null,
+  });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reply = await client.query(
+        `SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = '${FUZZ_USER}'`,
+      );
+      const left = Number(rowsOf(reply, client.deprecateEof)[0]?.[0] ?? 0);
+      if (left === 0 || Date.now() > deadline) return left;
+      await sleep(100);
+    }
+  } finally {
+    client.close();
+  }
 }
 
 /** Writes each piece with its own write, letting the event loop turn between them. */
@@ -586,6 +610,15 @@ export async function runProtocolFuzz(settings: FuzzSettings): Promise<FuzzRepor
           });
         }
       }
+    }
+    // Every fuzz client has gone: so must every backend connection the proxy opened for one.
+    const left = await fuzzConnectionsLeft(timeoutMs);
+    if (left > 0) {
+      report.failures.push({
+        kind: 'final-check',
+        detail: `${left} backend connection(s) of fuzz clients still open after all of them left`,
+        recent: [],
+      });
     }
   } finally {
     stopped = true;
