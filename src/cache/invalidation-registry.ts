@@ -16,7 +16,9 @@
  *
  * Every operation is an atomic on an Int32Array: no lock, no message between threads. Numbers
  * wrap at 2^32 and are compared by their difference, so a result older than 2^30 writes is simply
- * treated as stale. Two tables sharing a slot only cost an extra miss.
+ * treated as stale. A difference only orders numbers less than 2^31 apart, so every 2^29 numbers
+ * the words of tables not written for that long are moved up to the age bound (see #sweep). Two
+ * tables sharing a slot only cost an extra miss.
  *
  * Each worker also keeps its own share of the in-flight marks (per slot, "everything", schema
  * changes) and the ids of its backend connections, in a region of the buffer only it writes, with
@@ -45,6 +47,8 @@ const REGIONS = 6;
 const HEADER_WORDS = 16;
 /** Beyond this many writes since a fill, a result is stale whatever its slots say. */
 const MAX_AGE = 1 << 30;
+/** How often (in numbers) old words are moved up: MAX_AGE + SWEEP_INTERVAL stays below 2^31. */
+const SWEEP_INTERVAL = 1 << 29;
 
 /** A worker's region: its share of the global counts, its connections, its slots' marks. */
 const WORKER_EVERYTHING_IN_FLIGHT = 0;
@@ -342,7 +346,23 @@ export class InvalidationRegistry {
   }
 
   #next(): number {
-    return (Atomics.add(this.#words, SEQUENCE, 1) + 1) | 0;
+    const seq = (Atomics.add(this.#words, SEQUENCE, 1) + 1) | 0;
+    if ((seq & (SWEEP_INTERVAL - 1)) === 0) this.#sweep(seq);
+    return seq;
+  }
+
+  /**
+   * Compared by difference, a table last written more than 2^31 numbers ago would look newer
+   * than every result (never served again), and a write to it would not raise it (a stale hit
+   * once the counter comes round). So the writer that takes each SWEEP_INTERVAL-th number raises
+   * every word older than MAX_AGE to `seq - MAX_AGE`: no result that old is ever served, so
+   * nothing fresh turns stale, and every word stays within 2^31 of the counter. Once per 2^29
+   * writes, one pass over the slots.
+   */
+  #sweep(seq: number): void {
+    const floor = (seq - MAX_AGE) | 0;
+    this.#raise(EVERYTHING_SEQ, floor);
+    for (let slot = 0; slot < this.slots; slot++) this.#raise(HEADER_WORDS + slot, floor);
   }
 
   /**

@@ -6,7 +6,7 @@
  * @see https://mariadb.com/kb/en/connection/
  */
 import { Capability, MariaDbCapability } from './constants.ts';
-import { readNulBytes } from './lenenc.ts';
+import { readLenencBytes, readNulBytes } from './lenenc.ts';
 
 /**
  * Capabilities the proxy removes from the greeting: TLS and compression (not implemented yet),
@@ -147,11 +147,10 @@ export function restrictHandshakeResponse(
   if (capabilities & Capability.CONNECT_WITH_DB) {
     let pos = user.end;
     if (capabilities & Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA) {
-      const first = payload[pos] ?? 0;
-      // A length-encoded auth response; it is never longer than 0xFFFF in practice.
-      if (first === 0xfc && pos + 3 > payload.length) return null;
-      const length = first < 0xfb ? first : first === 0xfc ? payload.readUInt16LE(pos + 1) : 0;
-      pos += (first < 0xfb ? 1 : 3) + length;
+      // A length-encoded auth response: one that runs past the packet is a bad handshake.
+      const auth = readLenencBytes(payload, pos);
+      if (auth === null) return null;
+      pos = auth.end;
     } else if (capabilities & Capability.SECURE_CONNECTION) {
       pos += 1 + (payload[pos] ?? 0);
     } else {

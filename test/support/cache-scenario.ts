@@ -242,7 +242,7 @@ async function workerOf(
 }
 
 /** Connects through the proxy until the connection lands on `worker` (any when undefined). */
-async function connectOnWorker(
+export async function connectOnWorker(
   process: ProxyProcess,
   worker: number | undefined,
   options: ConnectOptions,

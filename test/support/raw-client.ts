@@ -142,30 +142,9 @@ export class RawClient {
     const greeting = await this.readPacket();
     if (greeting === null) throw new Error('connection closed before the greeting');
     if (greeting.payload[0] === PacketHeader.ERR) throw new LoginError(readErr(greeting.payload));
-    const serverCaps = parseGreeting(greeting.payload)!.capabilities;
-    const scramble = greetingScramble(greeting.payload);
-    this.scramble = scramble;
-
-    this.deprecateEof =
-      (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
-    // The driver's capabilities, plus LOCAL INFILE; DEPRECATE_EOF only when asked for.
-    let caps =
-      (CLIENT_CAPABILITIES & ~Capability.DEPRECATE_EOF) |
-      Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
-      Capability.LOCAL_FILES |
-      (options.extraCapabilities ?? 0);
-    if (this.deprecateEof) caps |= Capability.DEPRECATE_EOF;
-    if (options.database) caps |= Capability.CONNECT_WITH_DB;
-    caps = (caps & (serverCaps | Capability.CLIENT_MYSQL)) >>> 0;
-
-    const response = encodeHandshakeResponse({
-      capabilities: caps,
-      characterSet: 45, // utf8mb4_general_ci
-      user: options.user,
-      authResponse: nativePasswordScramble(options.password ?? '', scramble),
-      database: options.database ?? null,
-      authPlugin: NATIVE_PASSWORD_PLUGIN,
-    });
+    this.scramble = greetingScramble(greeting.payload);
+    const { payload: response, deprecateEof } = handshakeResponseFor(greeting.payload, options);
+    this.deprecateEof = deprecateEof;
     this.socket.write(
       Buffer.concat([
         encodePacket(response, greeting.sequenceId + 1),
@@ -260,6 +239,40 @@ export class RawClient {
   destroy(): void {
     this.socket.destroy();
   }
+}
+
+/**
+ * The HandshakeResponse41 this client answers `greeting` with: the driver's capabilities plus
+ * LOCAL INFILE (DEPRECATE_EOF only when asked for), narrowed to what the server offers, and a
+ * mysql_native_password scramble. `authPlugin` names another plugin, to make the server switch.
+ */
+export function handshakeResponseFor(
+  greeting: Buffer,
+  options: RawClientOptions,
+  authPlugin = NATIVE_PASSWORD_PLUGIN,
+): { payload: Buffer; deprecateEof: boolean } {
+  const serverCaps = parseGreeting(greeting)!.capabilities;
+  const scramble = greetingScramble(greeting);
+  const deprecateEof =
+    (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
+  let caps =
+    (CLIENT_CAPABILITIES & ~Capability.DEPRECATE_EOF) |
+    Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
+    Capability.LOCAL_FILES |
+    (options.extraCapabilities ?? 0);
+  if (deprecateEof) caps |= Capability.DEPRECATE_EOF;
+  if (options.database) caps |= Capability.CONNECT_WITH_DB;
+  caps = (caps & (serverCaps | Capability.CLIENT_MYSQL)) >>> 0;
+
+  const response = encodeHandshakeResponse({
+    capabilities: caps,
+    characterSet: 45, // utf8mb4_general_ci
+    user: options.user,
+    authResponse: nativePasswordScramble(options.password ?? '', scramble),
+    database: options.database ?? null,
+    authPlugin,
+  });
+  return { payload: response, deprecateEof };
 }
 
 /** Re-frames a received packet so the tracker sees it exactly as it came. */

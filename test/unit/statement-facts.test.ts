@@ -185,10 +185,7 @@ describe('statement facts', () => {
   });
 
   test('SET x = ON is a setting, not an unparsable statement that writes everything', () => {
-    for (const sql of [
-      'SET SESSION query_cache_type = ON',
-      'SET autocommit = ON, x = 1',
-    ]) {
+    for (const sql of ['SET SESSION query_cache_type = ON', 'SET autocommit = ON, x = 1']) {
       const info = classify(sql, OPTIONS);
       assert.equal(info.kind, 'set', sql);
       assert.equal(info.writesEverything, false, sql);

@@ -1,0 +1,99 @@
+/**
+ * Single flight: identical misses in one worker wait for the first instead of all asking the
+ * server, and never for longer than the bound. What sessions rely on: a waiter is always woken
+ * (reply in, flight abandoned, or bound reached), exactly once, on its own turn of the event
+ * loop; a flight past its bound or already landed takes no new waiters; and finishing an old
+ * flight never ends a newer one for the same key.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, mock, test } from 'node:test';
+import { SingleFlight } from '../../src/cache/single-flight.ts';
+
+const MAX_WAIT_MS = 50;
+
+/** Lets immediates queued so far run (waiters resume on their own turn). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('single flight', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('a miss joins the flight of the same key only', () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    assert.equal(flights.joinable('k', 0), null, 'nothing to wait for before any flight');
+    const flight = flights.start('k', 0);
+    assert.equal(flights.joinable('k', 1), flight);
+    assert.equal(flights.joinable('other', 1), null, 'another key never waits for it');
+  });
+
+  test('when the reply is in, every waiter resumes once, after the finishing code returns', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    const flight = flights.start('k', 0);
+    const woken: number[] = [];
+    for (let waiter = 0; waiter < 3; waiter++) flight.wait(() => woken.push(waiter), MAX_WAIT_MS);
+    flights.finish('k', flight);
+    // The session whose reply ended is still inside its handler: others must not run inside it.
+    assert.deepEqual(woken, []);
+    await nextTurn();
+    assert.deepEqual(woken.sort(), [0, 1, 2]);
+    // The bound's timer was cleared: it wakes nobody a second time.
+    mock.timers.tick(MAX_WAIT_MS * 2);
+    await nextTurn();
+    assert.deepEqual(woken.sort(), [0, 1, 2]);
+    assert.equal(flights.joinable('k', 1), null, 'a landed flight takes no new waiters');
+  });
+
+  test('a flight that never lands lets its waiters go at the bound', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    const flight = flights.start('k', 0);
+    let woken = 0;
+    flight.wait(() => woken++, MAX_WAIT_MS);
+    mock.timers.tick(MAX_WAIT_MS - 1);
+    await nextTurn();
+    assert.equal(woken, 0, 'still waiting within the bound');
+    mock.timers.tick(1);
+    await nextTurn();
+    assert.equal(woken, 1, 'woken at the bound although the first miss is still running');
+    assert.equal(flights.joinable('k', 1), null, 'newcomers go to the server themselves');
+    // The slow reply arrives later: nobody is woken twice.
+    flights.finish('k', flight);
+    await nextTurn();
+    assert.equal(woken, 1);
+  });
+
+  test('a flight older than the bound takes no new waiters, even before its timer ran', () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    flights.start('k', 1000);
+    assert.notEqual(flights.joinable('k', 1000 + MAX_WAIT_MS - 1), null);
+    assert.equal(flights.joinable('k', 1000 + MAX_WAIT_MS), null);
+  });
+
+  test('finishing an older flight leaves a newer one of the same key in place', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    const old = flights.start('k', 0);
+    let oldWoken = 0;
+    old.wait(() => oldWoken++, MAX_WAIT_MS);
+    // The old flight's waiters went at the bound; a new miss of the same key starts a flight.
+    mock.timers.tick(MAX_WAIT_MS);
+    const newer = flights.start('k', MAX_WAIT_MS);
+    flights.finish('k', old);
+    await nextTurn();
+    assert.equal(oldWoken, 1);
+    assert.equal(flights.joinable('k', MAX_WAIT_MS + 1), newer);
+    flights.finish('k', newer);
+    assert.equal(flights.joinable('k', MAX_WAIT_MS + 1), null);
+  });
+
+  test('an abandoned flight (its connection lost) wakes its waiters like a landed one', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    const flight = flights.start('k', 0);
+    let woken = 0;
+    flight.wait(() => woken++, MAX_WAIT_MS);
+    flight.land();
+    await nextTurn();
+    assert.equal(woken, 1);
+    assert.equal(flights.joinable('k', 1), null);
+  });
+});
