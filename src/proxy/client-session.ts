@@ -505,8 +505,14 @@ export class ClientSession {
     }
     if (this.#phase !== Phase.COMMANDS && !this.#lingering) return;
     const pending = this.#pending[0];
-    if (pending === undefined)
-      throw new Error(`backend sent ${packet.length} bytes nobody asked for`);
+    if (pending === undefined) {
+      // The server speaks unasked only to say why it ends the connection: a command whose
+      // packet was out of sequence ("Got packets out of order", 1156, even for a command that
+      // has no reply), a shutdown. The client gets its words unchanged, then the close.
+      this.#options.log.debug(`backend sent ${packet.length} bytes unasked; closing after them`);
+      this.#closeAfterRelay = true;
+      return;
+    }
     const tracker = pending.tracker;
     const done = tracker.feedServer(packet);
     if (pending.copy !== null) pending.copy.append(packet.raw, tracker.statusAt);

@@ -151,6 +151,24 @@ describe('session guard: a client never crashes the worker', () => {
       }));
   }
 
+  test('a command out of sequence, even one with no reply, gets the server’s 1156 and the close', () =>
+    differential(proxy, { database: DB, setup }, async (run: Run) => {
+      const session = await run.session('client');
+      await session.query(SLOW_READ);
+      // COM_STMT_CLOSE, which the server never answers, sent with sequence id 7: the server
+      // answers "Got packets out of order" all the same, then ends the connection.
+      session.client.socket.write(Buffer.from([5, 0, 0, 7, Command.STMT_CLOSE, 1, 0, 0, 0]));
+      const refusal = await session.client.readPacket();
+      run.check(refusal !== null, 'an answer to the out-of-sequence command');
+      await session.record(
+        'COM_STMT_CLOSE with sequence id 7',
+        refusal === null ? [] : [refusal],
+        1156,
+        false,
+      );
+      run.check((await session.client.readPacket()) === null, 'the connection closes after it');
+    }));
+
   test('truncated prepared-statement commands get the server’s own answers', () =>
     differential(proxy, { database: DB, setup }, async (run: Run) => {
       const session = await run.session('client');
