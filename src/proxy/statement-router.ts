@@ -253,10 +253,12 @@ export class StatementRouter {
       case Command.CHANGE_USER:
       case Command.RESET_CONNECTION:
         return this.#forward(command, null, null, false);
-      case Command.REFRESH: // transaction's end. The server commits the open transaction first, even when it then // privilege, say), never a view, trigger or foreign key, and nothing of it waits for a // FLUSH privileges, tables, logs, status...: it may change what any result says (a
-      // refuses (1227): its error says nothing of that, so the transaction's own marks stay
-      // held until the next reply, but this one goes with its reply.
-      {
+      case Command.REFRESH: {
+        // FLUSH privileges, tables, logs, status...: it may change what any result says (a
+        // privilege, say), never a view, trigger or foreign key, and nothing of it waits for a
+        // transaction's end. The server commits the open transaction first, even when it then
+        // refuses (1227): its error says nothing of that, so the transaction's own marks stay
+        // held until the next reply, but this one goes with its reply.
         const route = this.#forward(command, null, REFRESH_MARKS, false);
         // COM_REFRESH with REFRESH_STATUS is FLUSH STATUS.
         if (((payload[1] ?? 0) & REFRESH_STATUS) !== 0) route.plan!.flushesStatus = true;
