@@ -18,7 +18,12 @@ import { after, before, describe, test } from 'node:test';
 import { Command } from '../../src/protocol/constants.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
-import { ProxyHarness, WARM_DB, differential, runStatements } from '../support/cache-scenario.ts';
+import {
+  ProxyHarness,
+  WARM_TABLE_STATEMENTS,
+  differential,
+  runStatements,
+} from '../support/cache-scenario.ts';
 import type { Run } from '../support/cache-scenario.ts';
 import { replyError } from '../support/raw-client.ts';
 
@@ -67,11 +72,7 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
   let proxy: ProxyHarness;
 
   before(async () => {
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
-    ]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...WARM_TABLE_STATEMENTS]);
     proxy = await ProxyHarness.start();
   });
 

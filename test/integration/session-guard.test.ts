@@ -12,7 +12,7 @@ import { Command, PacketHeader } from '../../src/protocol/constants.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
 import {
   ProxyHarness,
-  WARM_DB,
+  WARM_TABLE_STATEMENTS,
   differential,
   queryPacket,
   runStatements,
@@ -88,11 +88,7 @@ describe('session guard: a client never crashes the worker', () => {
   let proxy: ProxyHarness;
 
   before(async () => {
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
-    ]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...WARM_TABLE_STATEMENTS]);
     // A wide single-flight window, so the second read surely joins the first one's flight (it
     // waits the whole window, since the first is held up by a lock, then goes to the server).
     proxy = await ProxyHarness.start(['--single-flight-wait', '2000']);

@@ -22,7 +22,7 @@ import {
 import {
   ProxyHarness,
   Session,
-  WARM_DB,
+  WARM_TABLE_STATEMENTS,
   differential,
   queryPacket,
   rowsOf,
@@ -83,9 +83,7 @@ describe('unannounced writes: every path to the server is routed', () => {
     // Room for the 17 MB commands (new connections only see the new value).
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
       'SET GLOBAL max_allowed_packet = 67108864',
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
+      ...WARM_TABLE_STATEMENTS,
     ]);
     proxy = await ProxyHarness.start();
   });

@@ -16,7 +16,12 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
-import { ProxyHarness, WARM_DB, rowsOf, runStatements } from '../support/cache-scenario.ts';
+import {
+  ProxyHarness,
+  WARM_TABLE_STATEMENTS,
+  rowsOf,
+  runStatements,
+} from '../support/cache-scenario.ts';
 import { RawClient, replyBytes, replyError } from '../support/raw-client.ts';
 
 const DB = 'nc_worker_restart';
@@ -41,9 +46,7 @@ describe('a worker that dies with a write in flight', () => {
 
   before(async () => {
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
+      ...WARM_TABLE_STATEMENTS,
       `DROP USER IF EXISTS '${WEAK_ADMIN}'@'%'`,
       `CREATE USER '${WEAK_ADMIN}'@'%' IDENTIFIED BY '${WEAK_PASSWORD}'`,
       `GRANT SELECT, SHOW VIEW, TRIGGER ON *.* TO '${WEAK_ADMIN}'@'%'`,

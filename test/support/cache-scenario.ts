@@ -28,6 +28,13 @@ import type { RawPacket } from './raw-client.ts';
 /** Where the catalog warm-up reads: a database no scenario drops. */
 export const WARM_DB = 'nc_qcache_warm';
 
+/** What creates the warm-up table when it is not there yet; idempotent. */
+export const WARM_TABLE_STATEMENTS: readonly string[] = [
+  `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
+  `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
+  `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
+];
+
 /** The reasons SHOW STATUS reports as Qcache_bypass_<reason>. */
 export const BYPASS_REASONS = BYPASS_NAMES;
 
