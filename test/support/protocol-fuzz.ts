@@ -28,7 +28,7 @@ import { PacketHeader } from '../../src/protocol/constants.ts';
 import { readNulBytes } from '../../src/protocol/lenenc.ts';
 import { nativePasswordScramble } from '../../src/protocol/native-password.ts';
 import { execute, prepare } from '../../src/protocol/statement-commands.ts';
-import { connectOnWorker, queryPacket, rowsOf } from './cache-scenario.ts';
+import { connectOnWorker, queryPacket, rowsOf, runStatements } from './cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from './env.ts';
 import {
   FUZZ_DB,
@@ -105,21 +105,9 @@ function chunkSeed(seed: number, lane: number, chunk: number): number {
 
 const CASES_PER_CHUNK = 40;
 
-async function direct(sql: readonly string[]): Promise<void> {
-  const client = await RawClient.connect({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    ...ROOT,
-    database: null,
-  });
-  try {
-    for (const statement of sql) {
-      const error = replyError(await client.query(statement));
-      if (error !== null) throw new Error(`${statement}: ${error.errno} ${error.message}`);
-    }
-  } finally {
-    client.close();
-  }
+/** Statements run directly on the server, as the fuzz setup's administrator. */
+function direct(sql: readonly string[]): Promise<void> {
+  return runStatements(BACKEND_HOST, BACKEND_PORT, sql, ROOT);
 }
 
 async function createSchema(lanes: number, bystanders: number): Promise<void> {
