@@ -25,3 +25,22 @@ export function diagnosticsOf(rows: number): Buffer {
       : `SELECT 1 FROM (VALUES ${'(1),'.repeat(rows - 1)}(1)) AS nicecache_found_rows`;
   return Buffer.from(`\u0003${sql}`, 'latin1');
 }
+
+/** Up to this many rows, the statement that puts FOUND_ROWS() back leaves the warning list alone. */
+const WARNING_SAFE_FOUND_ROWS = 1000;
+
+/**
+ * A COM_QUERY payload after which FOUND_ROWS() says `rows`, with the warning list left as it was
+ * (the server keeps it for a SELECT that reads no table, UNION included). More rows than
+ * WARNING_SAFE_FOUND_ROWS take a recursive CTE, which counts as a table: the warning list is
+ * reset then. MariaDB only (SET STATEMENT), as is the probe column this restores.
+ */
+export function foundRowsRestorer(rows: number): Buffer {
+  const sql =
+    rows === 0
+      ? 'SELECT 1 FROM DUAL WHERE 0'
+      : rows <= WARNING_SAFE_FOUND_ROWS
+        ? `SELECT 1${' UNION ALL SELECT 1'.repeat(rows - 1)}`
+        : `SET STATEMENT max_recursive_iterations = ${rows} FOR WITH RECURSIVE nicecache_found_rows(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM nicecache_found_rows WHERE n < ${rows}) SELECT SQL_CALC_FOUND_ROWS n FROM nicecache_found_rows LIMIT 1`;
+  return Buffer.from(`\u0003${sql}`, 'latin1');
+}

@@ -46,11 +46,15 @@ const MYSQL_COLUMNS = MARIADB_COLUMNS.slice(0, -2).map((column) =>
 );
 
 /**
- * Read after the digest's columns and not part of it (it changes no result bytes): the session's
- * query_cache_type, which nicecache follows once the session has set it. MySQL 8 has no query
- * cache and no such variable.
+ * Read after the digest's columns and not part of them (they change no result bytes):
+ * - the session's query_cache_type, which nicecache follows once the session has set it (MySQL 8
+ *   has no query cache and no such variable);
+ * - FOUND_ROWS() as the client's last statement left it: the probe's own row sets it to 1, and
+ *   the router puts it back when the client's next statement would not reset it (see
+ *   StatementRouter). MySQL 8 warns that FOUND_ROWS() is deprecated, and a warning would replace
+ *   the client's own, so it is read on MariaDB only.
  */
-const MARIADB_TRAILING_COLUMNS = ['@@session.query_cache_type'] as const;
+const MARIADB_TRAILING_COLUMNS = ['@@session.query_cache_type', 'FOUND_ROWS()'] as const;
 
 export function probeSql(serverVersion: string): string {
   const columns = /mariadb/i.test(serverVersion)
@@ -78,6 +82,8 @@ export interface SessionSnapshot {
   digest: string;
   /** The session's @@query_cache_type on the server, or null when the server has none. */
   queryCacheType: 0 | 1 | 2 | null;
+  /** FOUND_ROWS() before the probe ran, or null when the probe did not read it (MySQL). */
+  foundRowsBefore: number | null;
 }
 
 const QUERY_CACHE_TYPES: Record<string, 0 | 1 | 2> = { OFF: 0, ON: 1, DEMAND: 2 };
@@ -113,5 +119,12 @@ export function readProbe(row: ReadonlyArray<string | null> | undefined): Sessio
       row.length > MARIADB_COLUMNS.length
         ? (QUERY_CACHE_TYPES[(row[MARIADB_COLUMNS.length] ?? '').toUpperCase()] ?? null)
         : null,
+    foundRowsBefore: foundRowsOf(row[MARIADB_COLUMNS.length + 1]),
   };
+}
+
+function foundRowsOf(value: string | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  const rows = Number(value);
+  return Number.isSafeInteger(rows) && rows >= 0 ? rows : null;
 }

@@ -26,7 +26,7 @@ import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type { MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
-import { countRows, diagnosticsOf } from './reply-rows.ts';
+import { countRows, diagnosticsOf, foundRowsRestorer } from './reply-rows.ts';
 import type { WriteMarks } from './transaction-state.ts';
 
 /** What a worker's sessions share. */
@@ -98,6 +98,46 @@ const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
 
 const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
+/**
+ * Kinds whose routing reads the session's state: a SELECT's key, the tables a write names (in
+ * the current schema), a DDL's schema, the isolation a transaction starts at. See
+ * needsSessionState.
+ */
+const SESSION_STATE_KINDS: ReadonlySet<StatementKind> = new Set([
+  'select',
+  'insert',
+  'replace',
+  'update',
+  'delete',
+  'truncate',
+  'load',
+  'ddl',
+  'begin',
+  'commit',
+  'rollback',
+  'savepoint',
+  'xa',
+  'lock',
+  'grant',
+]);
+
+/**
+ * Whether a statement waits for the session probe when the state may have changed. The probe is
+ * a SELECT, and leaves what a SELECT leaves: FOUND_ROWS() (put back, see
+ * #foundRowsBeforeProbe) and the row number the server gives warnings raised outside any
+ * statement, such as a CALL's arguments cut to fit ("at row 1" where the client would see "at
+ * row 0"). So statements routed the same without the state — SET, SHOW, CALL, DO, USE and the
+ * like, which name no table — go first, their marks as conservative as an unknown state needs
+ * (#writeMarks), and the probe waits for the next statement that needs it.
+ */
+function needsSessionState(info: StatementInfo): boolean {
+  return (
+    SESSION_STATE_KINDS.has(info.kind) ||
+    info.reads.length > 0 ||
+    (info.writes.length > 0 && !info.writesEverything)
+  );
+}
+
 /** A statement prepared through COM_STMT_PREPARE, for caching its executions. */
 interface PreparedStatement {
   sql: string;
@@ -148,6 +188,11 @@ export class StatementRouter {
    * still counts an older result, which only a SELECT resets.
    */
   #foundRowsDebt: Buffer | null = null;
+  /**
+   * FOUND_ROWS() as the client left it before the probe, whose own row made it 1 on the server:
+   * put back before the next statement unless that statement is a SELECT, which sets it anew.
+   */
+  #foundRowsBeforeProbe: number | null = null;
   /** LOCK TABLES is in force: the server refuses tables not locked, which a hit would not. */
   #tablesLocked = false;
   /** The command being routed waited for a flight already: it does not wait again. */
@@ -329,6 +374,8 @@ export class StatementRouter {
       // nicecache's own setting is its global value: a session cannot turn on what it turned off.
       this.#type = this.#cache.type === 0 ? 0 : serverType;
     }
+    const before = this.#snapshot.foundRowsBefore;
+    this.#foundRowsBeforeProbe = before !== null && before !== 1 ? before : null;
     if (this.#snapshot.schema !== null && this.#snapshot.lowerCaseTableNames !== 0)
       this.#snapshot.schema = this.#snapshot.schema.toLowerCase();
     this.#sessionKey = this.#worker.sessionKeys.idOf(
@@ -484,7 +531,11 @@ export class StatementRouter {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
-    if (this.#stateDirty && !diagnostics) return { action: 'probe', sql: this.#probeSql };
+    if (this.#stateDirty && !diagnostics && needsSessionState(info)) {
+      return { action: 'probe', sql: this.#probeSql };
+    }
+    const restore = this.#restoreFoundRows(info);
+    if (restore !== null) return restore;
     if (info.control?.kind === 'show-status') {
       return this.#withStatus(this.#forward(Command.QUERY, info, null, false), info, false);
     }
@@ -537,6 +588,9 @@ export class StatementRouter {
     if (this.#stateDirty && !entry.info.readsDiagnostics) {
       return { action: 'probe', sql: this.#probeSql };
     }
+    // Preparing runs no SELECT: FOUND_ROWS() must be right before it.
+    const restore = this.#restoreFoundRows(null);
+    if (restore !== null) return restore;
     const route = this.#forward(Command.STMT_PREPARE, entry.info, null, false);
     route.plan!.prepare = { sql, entry, schema: this.#snapshot?.schema ?? null };
     return route;
@@ -567,7 +621,11 @@ export class StatementRouter {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what the statement reads: diagnostics go first, as for text.
-    if (this.#stateDirty && !info.readsDiagnostics) return { action: 'probe', sql: this.#probeSql };
+    if (this.#stateDirty && !info.readsDiagnostics && needsSessionState(info)) {
+      return { action: 'probe', sql: this.#probeSql };
+    }
+    const restore = this.#restoreFoundRows(info);
+    if (restore !== null) return restore;
     const metadataWait = this.#metadataWait(info);
     if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(statement.entry, statement.schema);
@@ -720,6 +778,19 @@ export class StatementRouter {
     const flight = catalog.reloading;
     if (flight === null) return null;
     return { action: 'wait', flight, maxWaitMs: METADATA_WAIT_MS, metadata: true };
+  }
+
+  /**
+   * Right after a probe: puts FOUND_ROWS() back before a statement that is not a SELECT (null
+   * info: not a statement), or that reads it. A SELECT sets it anew, on the server or, for a
+   * hit, through #foundRowsDebt.
+   */
+  #restoreFoundRows(info: StatementInfo | null): Route | null {
+    const rows = this.#foundRowsBeforeProbe;
+    if (rows === null) return null;
+    this.#foundRowsBeforeProbe = null;
+    if (info !== null && info.kind === 'select' && !info.readsFoundRows) return null;
+    return { action: 'replay', payload: foundRowsRestorer(rows) };
   }
 
   /** Leaves on the server the diagnostics a real run of `hit` would have left. */
@@ -905,7 +976,8 @@ export class StatementRouter {
         fill: null,
         establishesSnapshot,
         prepare: null,
-        isolation: this.#snapshot?.isolation ?? null,
+        // Not known while the state may have changed: a transaction this starts never hits.
+        isolation: this.#stateDirty ? null : (this.#snapshot?.isolation ?? null),
         status: null,
       },
     };

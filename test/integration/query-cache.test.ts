@@ -1590,6 +1590,35 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ hits: 1 }, 'comment-like strings');
     }));
 
+  test('the session probe leaves FOUND_ROWS() and warnings’ row numbers as the client left them', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      // DDL, then a statement the probe runs before: FOUND_ROWS() is still the DDL's.
+      await a.query('CREATE TABLE probe_t AS SELECT 1 AS c');
+      await a.query('SHOW CREATE TABLE probe_t');
+      await a.query('DROP TABLE probe_t');
+      await a.query('SELECT hex(concat(FOUND_ROWS()))');
+      // A SELECT's count survives a state change and a write the probe runs before.
+      for (const rows of [3, 1500]) {
+        await a.query(
+          `SET STATEMENT max_recursive_iterations = 2000 FOR WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < ${rows}) SELECT n FROM r`,
+        );
+        await a.query('SET @probe_x = 1');
+        await a.query('UPDATE t SET v = v WHERE id = 1');
+        await a.query('SELECT FOUND_ROWS()');
+      }
+      await a.query('SET @probe_x = 2');
+      await a.prepare('SELECT * FROM t WHERE id = ?');
+      await a.query('SELECT FOUND_ROWS()');
+      // A CALL's argument cut to fit, right after DDL: its warning names the server's row.
+      await a.query("SET sql_mode = ''");
+      await a.query('CREATE PROCEDURE probe_p(x CHAR(2)) BEGIN END');
+      await a.queryThenDiagnostics("CALL probe_p('abcdef')");
+      await a.query('SET @probe_y = 3');
+      await a.queryThenDiagnostics("CALL probe_p('abcdef')");
+      await a.query('DROP PROCEDURE probe_p');
+    }));
+
   test('FOUND_ROWS(), ROW_COUNT() and SHOW WARNINGS after a hit are the server’s', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });
