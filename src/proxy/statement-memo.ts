@@ -6,6 +6,7 @@
  */
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
+import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
 
 const MAX_ENTRIES = 20_000;
 
@@ -31,9 +32,12 @@ export class MemoEntry {
   readMayWrite = false;
   keySession: string | null = null;
   key = '';
+  /** The text reads the same under any sql_mode and character set (see mode-independence.ts). */
+  readonly modeIndependent: boolean;
 
-  constructor(info: StatementInfo) {
+  constructor(info: StatementInfo, modeIndependent: boolean) {
     this.info = info;
+    this.modeIndependent = modeIndependent;
   }
 }
 
@@ -61,7 +65,10 @@ export class StatementMemo {
       ]!;
     let entry = memo.get(sql);
     if (entry === undefined) {
-      entry = new MemoEntry(classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }));
+      entry = new MemoEntry(
+        classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
+        tokenizesTheSameInEveryMode(sql),
+      );
       if (this.#size >= MAX_ENTRIES) this.#clear();
       memo.set(sql, entry);
       this.#size++;

@@ -126,15 +126,22 @@ const SESSION_STATE_KINDS: ReadonlySet<StatementKind> = new Set([
  * a SELECT, and leaves what a SELECT leaves: FOUND_ROWS() (put back, see
  * #foundRowsBeforeProbe) and the row number the server gives warnings raised outside any
  * statement, such as a CALL's arguments cut to fit ("at row 1" where the client would see "at
- * row 0"). So statements routed the same without the state — SET, SHOW, CALL, DO, USE and the
- * like, which name no table — go first, their marks as conservative as an unknown state needs
- * (#writeMarks), and the probe waits for the next statement that needs it.
+ * row 0"). So statements routed the same without the state go first, and the probe waits for
+ * the next statement that needs it:
+ * - those announced as writing everything whatever the state says (CALL, routines' DDL...);
+ * - SET, SHOW, DO, USE and the like, which name no table, when their text reads the same in
+ *   every sql_mode and character set (the state they were classified under may be gone: a
+ *   string misread could hide a function call), their marks as conservative as an unknown
+ *   state needs (#writeMarks).
  */
-function needsSessionState(info: StatementInfo): boolean {
+function needsSessionState(entry: MemoEntry): boolean {
+  const info = entry.info;
+  if (info.writesEverything && info.kind !== 'select') return false;
   return (
+    !entry.modeIndependent ||
     SESSION_STATE_KINDS.has(info.kind) ||
     info.reads.length > 0 ||
-    (info.writes.length > 0 && !info.writesEverything)
+    info.writes.length > 0
   );
 }
 
@@ -531,7 +538,7 @@ export class StatementRouter {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
-    if (this.#stateDirty && !diagnostics && needsSessionState(info)) {
+    if (this.#stateDirty && !diagnostics && needsSessionState(entry)) {
       return { action: 'probe', sql: this.#probeSql };
     }
     const restore = this.#restoreFoundRows(info);
@@ -621,7 +628,7 @@ export class StatementRouter {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what the statement reads: diagnostics go first, as for text.
-    if (this.#stateDirty && !info.readsDiagnostics && needsSessionState(info)) {
+    if (this.#stateDirty && !info.readsDiagnostics && needsSessionState(statement.entry)) {
       return { action: 'probe', sql: this.#probeSql };
     }
     const restore = this.#restoreFoundRows(info);
@@ -864,6 +871,11 @@ export class StatementRouter {
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
     const commitsXa = info.control?.kind === 'xa-commit';
     const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
+    // The text may not say what the server reads in it: under a multi-byte client character set
+    // (a byte of a character read as a backslash) or a sql_mode the router has not seen yet, a
+    // string misread can hide a function call or a table. Any such text may write anything.
+    const misreadable =
+      !entry.modeIndependent && (snapshot === null || snapshot.unsafeCharset || this.#stateDirty);
     if (
       info.writesEverything ||
       commitsXa ||
@@ -874,6 +886,7 @@ export class StatementRouter {
       this.#stateDirty
     ) {
       if (
+        misreadable ||
         info.writesEverything ||
         commitsXa ||
         readWrites ||

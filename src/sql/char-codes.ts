@@ -35,6 +35,7 @@ export const UPPER_M = 77;
 export const UPPER_N = 78;
 export const UPPER_X = 88;
 export const UPPER_Z = 90;
+export const BACKSLASH = 92;
 export const CARET = 94;
 export const UNDERSCORE = 95;
 export const BACKTICK = 96;

@@ -7,7 +7,11 @@
  * explains, or when a test that fails directly fails differently through the proxy.
  *
  *   node test/mtr/run-suite.ts [--list FILE | --sample | --tests a,b,c] [--modes direct,cache-on,cache-off]
- *                              [--accepted FILE] [--report FILE] [--keep] [--test-timeout MINUTES]
+ *                              [--accepted FILE] [--known FILE] [--report FILE] [--keep]
+ *                              [--test-timeout MINUTES]
+ *
+ * Tests listed in known-failures.txt (--known) are reported while they fail in the listed modes
+ * and fail the run once they pass (see known-failures.ts).
  *
  * Exit status: 0 all good, 1 differences, 2 the suite cannot run here (mtr not installed...).
  */
@@ -29,6 +33,8 @@ import {
   serverControlIn,
   writeDerivedTests,
 } from './mtr-tree.ts';
+import { readKnownFailures } from './known-failures.ts';
+import type { KnownFailure } from './known-failures.ts';
 import { compareResults, readAcceptedDifferences } from './result-diff.ts';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -51,6 +57,7 @@ const { values } = parseArgs({
     tests: { type: 'string' },
     modes: { type: 'string', default: 'direct,cache-on,cache-off' },
     accepted: { type: 'string', default: join(here, 'accepted-differences.txt') },
+    known: { type: 'string', default: join(here, 'known-failures.txt') },
     report: { type: 'string' },
     keep: { type: 'boolean', default: false },
     'test-timeout': { type: 'string', default: '5' },
@@ -101,6 +108,7 @@ async function main(): Promise<number> {
     return mode as Mode;
   });
   const accepted = readAcceptedDifferences(values.accepted);
+  const known = readKnownFailures(values.known);
   const copy = copyTree(installed);
   log(`mtr suite: tests from ${installed}, work directory ${copy.work}`);
   writeDerivedTests(copy.tree);
@@ -228,7 +236,7 @@ async function main(): Promise<number> {
     if (server !== null) await stopMtrServer(server);
   }
 
-  const verdict = judge(tests, modes, results, copy.tree, accepted);
+  const verdict = judge(tests, modes, results, copy.tree, accepted, known);
   log('');
   for (const mode of modes) {
     const modeResults = results.get(mode);
@@ -249,8 +257,11 @@ async function main(): Promise<number> {
     ).length;
     const passedDirectly = [...direct.values()].filter((r) => r.outcome === 'pass').length;
     const failing = new Set(
-      verdict.problems.filter((problem) => problem.mode === mode).map((problem) => problem.test),
+      [...verdict.problems, ...verdict.known]
+        .filter((problem) => problem.mode === mode)
+        .map((problem) => problem.test),
     );
+    const knownHere = verdict.known.filter((problem) => problem.mode === mode).length;
     const accepted = [...direct].filter(
       ([test, result]) =>
         result.outcome === 'pass' &&
@@ -258,7 +269,7 @@ async function main(): Promise<number> {
         !failing.has(test),
     ).length;
     log(
-      `${mode.padEnd(9)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy, ${accepted} more with accepted differences only`,
+      `${mode.padEnd(9)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy, ${accepted} more with accepted differences only, ${knownHere} known failures`,
     );
   }
   for (const line of verdict.lines) log(line);
@@ -271,6 +282,7 @@ async function main(): Promise<number> {
         [...results].map(([mode, modeResults]) => [mode, Object.fromEntries(modeResults)]),
       ),
       problems: verdict.problems,
+      knownFailures: verdict.known,
     };
     writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
   }
@@ -282,6 +294,8 @@ async function main(): Promise<number> {
 
 interface Verdict {
   problems: Array<{ mode: Mode; test: string; problem: string; lines: string[] }>;
+  /** Listed in known-failures.txt, and failing as listed. */
+  known: Array<{ mode: Mode; test: string; problem: string }>;
   lines: string[];
 }
 
@@ -292,8 +306,9 @@ function judge(
   results: Map<Mode, Map<string, TestResult>>,
   tree: string,
   accepted: ReturnType<typeof readAcceptedDifferences>,
+  known: ReadonlyMap<string, KnownFailure>,
 ): Verdict {
-  const verdict: Verdict = { problems: [], lines: [] };
+  const verdict: Verdict = { problems: [], known: [], lines: [] };
   const direct = results.get('direct');
   for (const mode of modes) {
     if (mode === 'direct') continue;
@@ -303,7 +318,14 @@ function judge(
       const mine = proxied.get(test);
       const theirs = direct?.get(test);
       if (mine === undefined) continue;
+      const knownFailure = known.get(test);
+      const listed = knownFailure !== undefined && knownFailure.modes.has(mode);
       const problem = (what: string, lines: string[] = []): void => {
+        if (listed) {
+          verdict.known.push({ mode, test, problem: what });
+          verdict.lines.push(`known ${mode} main.${test}: ${what} (${knownFailure.reason})`);
+          return;
+        }
         verdict.problems.push({ mode, test, problem: what, lines });
         verdict.lines.push(`FAIL ${mode} main.${test}: ${what}`);
         for (const line of lines.slice(0, 12)) verdict.lines.push(`    ${line}`);
@@ -313,7 +335,20 @@ function judge(
         problem(`not run: ${mine.detail}`);
         continue;
       }
-      if (mine.outcome !== 'fail') continue;
+      if (mine.outcome !== 'fail') {
+        if (listed && mine.outcome === 'pass') {
+          verdict.problems.push({
+            mode,
+            test,
+            problem: 'passes: remove it from known-failures.txt',
+            lines: [],
+          });
+          verdict.lines.push(
+            `FAIL ${mode} main.${test}: listed as a known failure, but passes: remove its entry`,
+          );
+        }
+        continue;
+      }
       // Without a direct run, a listed test is expected to pass.
       const expected =
         theirs === undefined || theirs.outcome === 'pass'

@@ -1,0 +1,35 @@
+/**
+ * Tests known to fail through nicecache, each with what is wrong and why it is not fixed yet: the
+ * suite's ratchet. A listed test that still fails in its mode is reported, not counted as a pass
+ * and not as a new failure; a listed test that passes fails the run until its entry is removed,
+ * so the list never outlives the defect. Unlike accepted differences (inherent to any proxy),
+ * every entry here is a defect of nicecache's.
+ *
+ * One entry a line: `TEST MODE[,MODE] -- WHAT AND WHY` (MODE: cache-on, cache-off).
+ */
+import { readFileSync } from 'node:fs';
+
+export interface KnownFailure {
+  test: string;
+  modes: ReadonlySet<string>;
+  reason: string;
+}
+
+const ENTRY = /^(\S+)\s+((?:cache-on|cache-off)(?:,(?:cache-on|cache-off))*)\s+--\s+(.+)$/;
+
+export function readKnownFailures(file: string): Map<string, KnownFailure> {
+  const entries = new Map<string, KnownFailure>();
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, index) => {
+      const line = text.trim();
+      if (line === '' || line.startsWith('#')) return;
+      const match = ENTRY.exec(line);
+      if (!match)
+        throw new Error(`${file}:${index + 1}: not "TEST MODE[,MODE] -- REASON": ${line}`);
+      const test = match[1]!;
+      if (entries.has(test)) throw new Error(`${file}:${index + 1}: ${test} listed twice`);
+      entries.set(test, { test, modes: new Set(match[2]!.split(',')), reason: match[3]! });
+    });
+  return entries;
+}
