@@ -28,6 +28,11 @@ export interface SchemaSnapshot {
    */
   writingViews?: Set<string>;
   /**
+   * Views whose definition says SELECT SQL_CACHE: under query_cache_type DEMAND the server caches
+   * a statement that reads one (through any view) as if the statement said SQL_CACHE itself.
+   */
+  cacheRequestingViews?: Set<string>;
+  /**
    * Base tables whose rows are stored in other tables: a MERGE table → its UNION tables. '*' in
    * the list when they cannot be known: a table whose engine may keep its rows anywhere (CONNECT,
    * FEDERATED, SPIDER, OQGRAPH, any engine not known to keep them to itself), or a MERGE table
@@ -47,6 +52,7 @@ export interface SchemaSnapshot {
 export class TableDependencies {
   readonly #snapshot: SchemaSnapshot;
   readonly #mayWrite = new Map<string, boolean>();
+  readonly #requestsCache = new Map<string, boolean>();
   // Both are asked once per table per statement on the hot path: each answer is computed once.
   // An answer is only ever stored for the name it was asked for, after its whole closure has been
   // walked, so a cycle never leaves a partial answer behind for another name.
@@ -67,6 +73,25 @@ export class TableDependencies {
       this.#mayWrite.set(qualified, answer);
     }
     return answer;
+  }
+
+  /** Does `qualified` say SQL_CACHE (a view, through any view it reads)? */
+  requestsCache(qualified: string): boolean {
+    let answer = this.#requestsCache.get(qualified);
+    if (answer === undefined) {
+      answer = this.#computeRequestsCache(qualified, new Set());
+      this.#requestsCache.set(qualified, answer);
+    }
+    return answer;
+  }
+
+  #computeRequestsCache(name: string, seen: Set<string>): boolean {
+    const { views, cacheRequestingViews } = this.#snapshot;
+    const reads = views.get(name);
+    if (reads === undefined || seen.has(name)) return false;
+    if (cacheRequestingViews?.has(name)) return true;
+    seen.add(name);
+    return reads.some((read) => this.#computeRequestsCache(read, seen));
   }
 
   isView(qualified: string): boolean {

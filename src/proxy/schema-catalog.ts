@@ -207,6 +207,20 @@ export class SchemaCatalog {
     return false;
   }
 
+  /**
+   * Does reading these tables read a view that says SQL_CACHE? Not while the metadata is
+   * unknown: the statement is then not cached under DEMAND, as if no view asked.
+   */
+  requestsCache(tables: readonly TableRef[], schema: string | null): boolean {
+    const dependencies = this.current;
+    if (dependencies === null) return false;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name !== null && dependencies.requestsCache(name)) return true;
+    }
+    return false;
+  }
+
   /** May a write to these tables fire triggers (which may change session variables too)? */
   mayHaveTriggers(tables: readonly TableRef[], schema: string | null): boolean {
     const dependencies = this.#admin === null ? null : this.current;

@@ -709,7 +709,10 @@ export class StatementRouter {
     if (
       type === 0 ||
       info.sqlCache === 'SQL_NO_CACHE' ||
-      (type === 2 && info.sqlCache !== 'SQL_CACHE')
+      (type === 2 &&
+        info.sqlCache !== 'SQL_CACHE' &&
+        // DEMAND: a view that says SQL_CACHE asks for its readers (rare: not memoised).
+        !this.#worker.catalog.requestsCache(info.reads, schema))
     ) {
       return this.#bypass(Bypass.NOT_REQUESTED, info, marks, command);
     }

@@ -138,6 +138,7 @@ export async function loadSchemaSnapshot(
     triggerWrites: new Map(),
     cascades: new Map(),
     writingViews: new Set(),
+    cacheRequestingViews: new Set(),
     storedIn: new Map(),
   };
 
@@ -205,6 +206,7 @@ export async function loadSchemaSnapshot(
       const info = classify(definition, viewOptions);
       if (!info.writesEverything && !info.multiStatement && info.kind === 'select')
         snapshot.writingViews!.delete(qualify(schema, name));
+      if (info.sqlCache === 'SQL_CACHE') snapshot.cacheRequestingViews!.add(qualify(schema, name));
     }
   }
 

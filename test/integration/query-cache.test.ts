@@ -1540,6 +1540,30 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       }),
     ));
 
+  test('query_cache_type DEMAND: a view that says SQL_CACHE asks for its readers', () =>
+    withServerQueryCache({ type: 'ON', size: 0 }, () =>
+      scenario(KV, async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query('CREATE VIEW vc AS SELECT SQL_CACHE id, v FROM t');
+        await a.query('CREATE VIEW vn AS SELECT id FROM vc WHERE id > 1');
+        await a.query('CREATE VIEW vp AS SELECT id, v FROM t');
+        await setCacheType(a, 'DEMAND');
+        await untilCached(run, a, 'SELECT * FROM vc ORDER BY id');
+        await untilCached(run, a, 'SELECT * FROM vn ORDER BY id');
+        await a.query('SELECT * FROM vc ORDER BY id');
+        await a.query('SELECT * FROM vn ORDER BY id');
+        await run.expect({ hits: 2 }, 'views that say SQL_CACHE, directly and through a view');
+        await a.query('SELECT * FROM vp ORDER BY id');
+        await a.query('SELECT * FROM vp ORDER BY id');
+        await a.query('SELECT vp.id FROM vp JOIN t USING (id) ORDER BY vp.id');
+        await run.expect({ hits: 0, inserts: 0, bypass_not_requested: 3 }, 'a plain view');
+        await a.query("UPDATE t SET v = 'changed' WHERE id = 2");
+        await a.query('SELECT * FROM vn ORDER BY id');
+        await a.query('SELECT * FROM vc ORDER BY id');
+        await run.expect({ hits: 0, inserts: 2 }, 'invalidated by a write to the table');
+      }),
+    ));
+
   test('RESET QUERY CACHE empties every worker’s cache', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });
