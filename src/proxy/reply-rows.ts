@@ -4,6 +4,7 @@
  * ROW_COUNT() = -1, no warnings) without reading any user table.
  */
 import { readLenencInt } from '../protocol/lenenc.ts';
+import { MARIADB_UNLOGGED, UNLOGGED_SETTING } from './session-probe.ts';
 
 /** Rows in a stored result set: its packets less the header, columns and terminators. */
 export function countRows(reply: Buffer, deprecateEof: boolean): number {
@@ -38,9 +39,9 @@ const WARNING_SAFE_FOUND_ROWS = 1000;
 export function foundRowsRestorer(rows: number): Buffer {
   const sql =
     rows === 0
-      ? 'SELECT 1 FROM DUAL WHERE 0'
+      ? `${MARIADB_UNLOGGED}SELECT 1 FROM DUAL WHERE 0`
       : rows <= WARNING_SAFE_FOUND_ROWS
-        ? `SELECT 1${' UNION ALL SELECT 1'.repeat(rows - 1)}`
-        : `SET STATEMENT max_recursive_iterations = ${rows} FOR WITH RECURSIVE nicecache_found_rows(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM nicecache_found_rows WHERE n < ${rows}) SELECT SQL_CALC_FOUND_ROWS n FROM nicecache_found_rows LIMIT 1`;
+        ? `${MARIADB_UNLOGGED}SELECT 1${' UNION ALL SELECT 1'.repeat(rows - 1)}`
+        : `SET STATEMENT ${UNLOGGED_SETTING}, max_recursive_iterations = ${rows} FOR WITH RECURSIVE nicecache_found_rows(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM nicecache_found_rows WHERE n < ${rows}) SELECT SQL_CALC_FOUND_ROWS n FROM nicecache_found_rows LIMIT 1`;
   return Buffer.from(`\u0003${sql}`, 'latin1');
 }

@@ -56,11 +56,19 @@ const MYSQL_COLUMNS = MARIADB_COLUMNS.slice(0, -2).map((column) =>
  */
 const MARIADB_TRAILING_COLUMNS = ['@@session.query_cache_type', 'FOUND_ROWS()'] as const;
 
+/**
+ * On MariaDB the proxy's own statements stay out of the session's slow query log, where a
+ * client that logs every statement (long_query_time=0) would find them: SET STATEMENT changes
+ * nothing else the session sees.
+ */
+export const UNLOGGED_SETTING = 'long_query_time = 31536000';
+export const MARIADB_UNLOGGED = `SET STATEMENT ${UNLOGGED_SETTING} FOR `;
+
 export function probeSql(serverVersion: string): string {
-  const columns = /mariadb/i.test(serverVersion)
-    ? [...MARIADB_COLUMNS, ...MARIADB_TRAILING_COLUMNS]
-    : MYSQL_COLUMNS;
-  return `SELECT ${columns.join(', ')}`;
+  if (/mariadb/i.test(serverVersion)) {
+    return `${MARIADB_UNLOGGED}SELECT ${[...MARIADB_COLUMNS, ...MARIADB_TRAILING_COLUMNS].join(', ')}`;
+  }
+  return `SELECT ${MYSQL_COLUMNS.join(', ')}`;
 }
 
 export type Isolation = 'READ-UNCOMMITTED' | 'READ-COMMITTED' | 'REPEATABLE-READ' | 'SERIALIZABLE';

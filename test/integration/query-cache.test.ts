@@ -1648,6 +1648,40 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await a.query('DROP PROCEDURE probe_p');
     }));
 
+  test('the proxy’s own statements stay out of the session’s slow query log', async () => {
+    const admin = await RawClient.connect({
+      host: BACKEND_HOST,
+      port: BACKEND_PORT,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: null,
+    });
+    const [saved] = rowsOf(
+      await admin.query('SELECT @@global.log_output, @@global.slow_query_log'),
+      admin.deprecateEof,
+    );
+    await admin.query("SET GLOBAL log_output = 'TABLE', GLOBAL slow_query_log = 1");
+    try {
+      await scenario(KV, async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        await a.query('SET long_query_time = 0');
+        await a.query('SELECT * FROM t WHERE id = 1');
+        await a.query('SET @probe_x = 1');
+        // The probe, then FOUND_ROWS() put back, before the write.
+        await a.query('UPDATE t SET v = v WHERE id = 1');
+        await a.query('SET long_query_time = 10');
+        await a.query(
+          'SELECT sql_text, rows_sent FROM mysql.slow_log WHERE thread_id = CONNECTION_ID()',
+        );
+      });
+    } finally {
+      await admin.query(
+        `SET GLOBAL log_output = '${saved![0]}', GLOBAL slow_query_log = ${saved![1]}`,
+      );
+      admin.close();
+    }
+  });
+
   test('a text misread under a multi-byte character set cannot hide a write', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });
