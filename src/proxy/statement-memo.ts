@@ -6,6 +6,7 @@
  */
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
+import type { ExecutionPrefix } from './execution-keys.ts';
 
 const MAX_ENTRIES = 20_000;
 
@@ -31,6 +32,10 @@ export class MemoEntry {
   readMayWrite = false;
   keySession: string | null = null;
   key = '';
+  /** The prefix of its executions' keys, for one session key and schema (see execution-keys.ts). */
+  executePrefix: ExecutionPrefix | null = null;
+  executePrefixSession = '';
+  executePrefixSchema: string | null = null;
 
   constructor(info: StatementInfo) {
     this.info = info;
