@@ -38,7 +38,7 @@ async function setUp(): Promise<void> {
     `DROP DATABASE IF EXISTS ${DB}`,
     `CREATE DATABASE ${DB}`,
     `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, k INT, c CHAR(60)) ENGINE=InnoDB`,
-    `INSERT INTO ${DB}.t SELECT seq, seq * 7, REPEAT(CHAR(97 + seq % 26), 60) FROM seq_1_to_${ROWS}`,
+    `INSERT INTO ${DB}.t SELECT seq, seq * 7, REPEAT(CHAR(97 + seq % 26), 60) FROM ${DB}.seq_1_to_${ROWS}`,
   ]) {
     const result = await admin.query(sql);
     if (result.error !== null) throw new Error(`${sql}: ${result.error.message}`);
