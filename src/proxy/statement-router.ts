@@ -313,11 +313,38 @@ export class StatementRouter {
       return this.#forward(command, null, null, false);
     }
     if (command === Command.STMT_EXECUTE) {
+      const statement = this.#statements.get(statementIdOf(payload));
+      const primer = statement === undefined ? null : this.#typesPrimer(statement, payload);
+      if (primer !== null) return { action: 'replay', payload: primer };
       // The types it binds are not all seen: the statement is forgotten, and its later
       // executions count as those of an unknown statement.
       this.#statements.delete(statementIdOf(payload));
     }
     return this.#forwardUnknown(command, true);
+  }
+
+  /**
+   * An execution of 16 MB or more that omits the types while the server never received those
+   * the client bound (executions answered from the cache): it cannot be rewritten without
+   * reframing every continuation, so the server is given the types first, by an execution of
+   * the same statement with every parameter NULL whose reply the client never sees. It is a
+   * cacheable SELECT (only those hit): what it leaves in the session (diagnostics, FOUND_ROWS())
+   * the real execution replaces right after.
+   */
+  #typesPrimer(statement: PreparedStatement, payload: Buffer): Buffer | null {
+    const count = statement.parameterCount;
+    const types = statement.types;
+    const bitmapEnd = EXECUTE_HEADER_LENGTH + ((count + 7) >> 3);
+    if (count === 0 || types === null || statement.serverHasTypes) return null;
+    if (payload.length <= bitmapEnd || payload[bitmapEnd] !== 0) return null;
+    statement.serverHasTypes = true;
+    const primer = Buffer.alloc(bitmapEnd + 1 + types.length);
+    payload.copy(primer, 0, 0, EXECUTE_HEADER_LENGTH);
+    primer[5] = 0;
+    primer.fill(0xff, EXECUTE_HEADER_LENGTH, bitmapEnd);
+    primer[bitmapEnd] = 1;
+    types.copy(primer, bitmapEnd + 1);
+    return primer;
   }
 
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */

@@ -22,10 +22,16 @@ import {
   statementCommand,
 } from '../../src/protocol/statement-commands.ts';
 import type { Param } from '../../src/protocol/statement-commands.ts';
-import { ProxyHarness, WARM_DB, differential, runStatements } from '../support/cache-scenario.ts';
+import {
+  ProxyHarness,
+  WARM_DB,
+  differential,
+  rowsOf,
+  runStatements,
+} from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
-import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
-import { replyError } from '../support/raw-client.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { RawClient, replyError } from '../support/raw-client.ts';
 
 const DB = 'nc_prepared';
 
@@ -77,9 +83,24 @@ async function round(session: Session, sql: string, params: Param[]): Promise<vo
 
 describe('prepared statements: hits from the first execution, byte for byte', () => {
   let proxy: ProxyHarness;
+  let savedMaxPacket = '';
 
   before(async () => {
+    const client = await RawClient.connect({
+      host: BACKEND_HOST,
+      port: BACKEND_PORT,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: null,
+    });
+    savedMaxPacket = rowsOf(
+      await client.query('SELECT @@GLOBAL.max_allowed_packet'),
+      false,
+    )[0]![0]!;
+    client.close();
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      // A 17 MB execution (sessions read the global value when they connect).
+      'SET GLOBAL max_allowed_packet = 67108864',
       `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
       `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
       `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
@@ -89,7 +110,10 @@ describe('prepared statements: hits from the first execution, byte for byte', ()
 
   after(async () => {
     const code = await proxy.stop();
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `DROP DATABASE IF EXISTS ${DB}`,
+      `SET GLOBAL max_allowed_packet = ${savedMaxPacket}`,
+    ]);
     assert.equal(code, 0, 'the proxy exits cleanly');
   });
 
@@ -208,6 +232,24 @@ describe('prepared statements: hits from the first execution, byte for byte', ()
       await a.command('fetch', fetch(id, 10));
       await a.command('execute [12] without types (a hit)', executeWithoutTypes(id, [12]));
       await run.expect({ hits: 2, bypass_uncacheable: 1 }, 'a cursor goes to the server');
+      close(a, id);
+    }));
+
+  test('an execution of 16 MB or more that omits types after a hit: the server gets them first', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const length = 'SELECT LENGTH(?) AS n, ? AS tag FROM t WHERE id = 1';
+      await round(a, length, ['x', 'small']);
+      await run.expect({ hits: 0, inserts: 1 }, 'cached');
+      const id = await a.prepare(length);
+      await a.command("execute ['x', 'small'] (a hit)", execute(id, ['x', 'small']));
+      // Strings, as the hit bound them: without them the server refuses the packet (1210).
+      const big = 'y'.repeat(17 * 1024 * 1024);
+      await a.command('execute 17 MB without types', executeWithoutTypes(id, [big, 'big']));
+      await a.command(
+        "execute ['x', 'small'] without types",
+        executeWithoutTypes(id, ['x', 'small']),
+      );
       close(a, id);
     }));
 
