@@ -309,6 +309,7 @@ export class ClientSession {
     // routed like any other.
     const shape = replyShapeOf(command) ?? ReplyShape.SINGLE;
     let plan: CommandPlan | null = null;
+    let out = raw;
     if (this.#router !== null) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
         // Whether the cache answers depends on the replies before it: wait for them.
@@ -347,6 +348,7 @@ export class ClientSession {
           return;
         case 'forward':
           plan = route.plan;
+          if (route.payload !== undefined) out = encodePacket(route.payload, packet.sequenceId);
       }
     }
     if (shape !== ReplyShape.NONE) {
@@ -362,7 +364,7 @@ export class ClientSession {
       // Nothing else may reach the backend until a reply to rewrite is complete.
       if (rewrite) this.#holding = true;
     }
-    this.#toBackend(raw);
+    this.#toBackend(out);
     if (command === Command.QUIT) this.close();
   }
 

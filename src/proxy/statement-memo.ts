@@ -7,6 +7,7 @@
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
+import type { ExecutionPrefix } from './execution-keys.ts';
 
 const MAX_ENTRIES = 20_000;
 
@@ -34,6 +35,10 @@ export class MemoEntry {
   key = '';
   /** The text reads the same under any sql_mode and character set (see mode-independence.ts). */
   readonly modeIndependent: boolean;
+  /** The prefix of its executions' keys, for one session key and schema (see execution-keys.ts). */
+  executePrefix: ExecutionPrefix | null = null;
+  executePrefixSession = '';
+  executePrefixSchema: string | null = null;
 
   constructor(info: StatementInfo, modeIndependent: boolean) {
     this.info = info;

@@ -14,11 +14,15 @@ import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
 import {
   EXECUTE_HEADER_LENGTH,
   LONG_DATA_HEADER_LENGTH,
+  executeLayoutOf,
+  executeWithTypes,
   statementIdOf,
 } from '../protocol/command-fields.ts';
+import type { ExecuteLayout } from '../protocol/command-fields.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
+import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
@@ -35,6 +39,7 @@ export interface WorkerCache {
   catalog: SchemaCatalog;
   memo: StatementMemo;
   sessionKeys: SessionKeys;
+  executionKeys: ExecutionKeys;
   flights: SingleFlight;
 }
 
@@ -78,7 +83,11 @@ export type Route =
   | { action: 'wait'; flight: Flight; maxWaitMs: number; metadata: boolean }
   /** Send this command (the last hit) first, so the server's diagnostics match, then route. */
   | { action: 'replay'; payload: Buffer }
-  | { action: 'forward'; plan: CommandPlan | null };
+  /**
+   * Send the command to the server; `payload`, when set, instead of the client's (an execution
+   * given the parameter types the client bound before, which the server never received).
+   */
+  | { action: 'forward'; plan: CommandPlan | null; payload?: Buffer };
 
 /** Kinds after which the session's variables and schema are as they were. */
 const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
@@ -153,9 +162,13 @@ interface PreparedStatement {
   schema: string | null;
   parameterCount: number;
   /** Parameter types from the last execute that sent them (later ones may omit them). */
-  types: string | null;
-  /** The types the server last received: a hit never carries others, or the server would not know them. */
-  serverTypes: string | null;
+  types: Buffer | null;
+  /**
+   * The server holds `types`. An execution answered from the cache never reached it, so the
+   * types it bound may be news to the server: the next execution that reaches the server and
+   * omits them is sent with them (see #withServerTypes).
+   */
+  serverHasTypes: boolean;
   /** COM_STMT_SEND_LONG_DATA was used: the values are not in the execute packet. */
   longData: boolean;
 }
@@ -352,11 +365,38 @@ export class StatementRouter {
       return this.#forward(command, null, null, false);
     }
     if (command === Command.STMT_EXECUTE) {
+      const statement = this.#statements.get(statementIdOf(payload));
+      const primer = statement === undefined ? null : this.#typesPrimer(statement, payload);
+      if (primer !== null) return { action: 'replay', payload: primer };
       // The types it binds are not all seen: the statement is forgotten, and its later
       // executions count as those of an unknown statement.
       this.#statements.delete(statementIdOf(payload));
     }
     return this.#forwardUnknown(command, true);
+  }
+
+  /**
+   * An execution of 16 MB or more that omits the types while the server never received those
+   * the client bound (executions answered from the cache): it cannot be rewritten without
+   * reframing every continuation, so the server is given the types first, by an execution of
+   * the same statement with every parameter NULL whose reply the client never sees. It is a
+   * cacheable SELECT (only those hit): what it leaves in the session (diagnostics, FOUND_ROWS())
+   * the real execution replaces right after.
+   */
+  #typesPrimer(statement: PreparedStatement, payload: Buffer): Buffer | null {
+    const count = statement.parameterCount;
+    const types = statement.types;
+    const bitmapEnd = EXECUTE_HEADER_LENGTH + ((count + 7) >> 3);
+    if (count === 0 || types === null || statement.serverHasTypes) return null;
+    if (payload.length <= bitmapEnd || payload[bitmapEnd] !== 0) return null;
+    statement.serverHasTypes = true;
+    const primer = Buffer.alloc(bitmapEnd + 1 + types.length);
+    payload.copy(primer, 0, 0, EXECUTE_HEADER_LENGTH);
+    primer[5] = 0;
+    primer.fill(0xff, EXECUTE_HEADER_LENGTH, bitmapEnd);
+    primer[bitmapEnd] = 1;
+    types.copy(primer, bitmapEnd + 1);
+    return primer;
   }
 
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
@@ -417,7 +457,7 @@ export class StatementRouter {
             schema: plan.prepare.schema,
             parameterCount: tracker.parameterCount,
             types: null,
-            serverTypes: null,
+            serverHasTypes: false,
             longData: false,
           });
         }
@@ -638,21 +678,27 @@ export class StatementRouter {
     const marks = this.#writeMarks(statement.entry, statement.schema);
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;
+    const layout = executeLayoutOf(payload, statement.parameterCount);
+    if (layout !== null && layout.typesSent) this.#bindTypes(statement, payload, layout);
     if (info.kind !== 'select') {
       statement.longData = false;
-      this.#executeKey(statement, payload);
-      statement.serverTypes = statement.types;
-      const route = this.#forward(Command.STMT_EXECUTE, info, marks, false);
+      const route = this.#withServerTypes(
+        this.#forward(Command.STMT_EXECUTE, info, marks, false),
+        statement,
+        payload,
+        layout,
+      );
       return binaryStatus ? this.#withStatus(route, info, true) : route;
     }
-    const key = this.#executeKey(statement, payload);
+    const key = this.#executeKey(statement, payload, layout);
     statement.longData = false;
     if (key === null) {
-      statement.serverTypes = statement.types;
-      return this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
+      const route = this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
+      return this.#withServerTypes(route, statement, payload, layout);
     }
-    // Types the server has not seen yet must reach it: later executions may leave them out.
-    this.#mayHit = statement.types === statement.serverTypes && !this.#statementsUncertain;
+    // The key is the statement and its parameters as the client bound them, whether or not the
+    // server has seen those types: a fresh statement hits from its first execution.
+    this.#mayHit = !this.#statementsUncertain;
     const route = this.#routeSelect(
       statement.entry,
       key,
@@ -661,34 +707,107 @@ export class StatementRouter {
       Command.STMT_EXECUTE,
     );
     this.#mayHit = true;
-    if (route.action === 'forward') statement.serverTypes = statement.types;
-    return binaryStatus ? this.#withStatus(route, info, true) : route;
+    const sent = this.#withServerTypes(route, statement, payload, layout);
+    return binaryStatus ? this.#withStatus(sent, info, true) : sent;
+  }
+
+  /** The types an execution carries become the statement's: later executions may omit them. */
+  #bindTypes(statement: PreparedStatement, payload: Buffer, layout: ExecuteLayout): void {
+    const from = layout.bitmapEnd + 1;
+    const length = layout.valuesStart - from;
+    const types = statement.types;
+    if (types !== null && types.length === length) {
+      let same = true;
+      for (let index = 0; index < length; index++) {
+        if (types[index] !== payload[from + index]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
+    statement.types = Buffer.from(payload.subarray(from, layout.valuesStart));
+    statement.serverHasTypes = false;
   }
 
   /**
-   * The key of an execution: the statement's text and everything after the statement id (flags,
-   * iteration count, null bitmap, types, values). Types the client did not resend are those of
-   * the last execution that sent them. Null when the execution cannot be cached.
+   * An execution on its way to the server: the server then holds the types the client bound.
+   * One that omits them while the server never received them (executions that bound them were
+   * answered from the cache) is sent with them, which is what the client meant: the server
+   * would otherwise run it with older types, or none.
    */
-  #executeKey(statement: PreparedStatement, payload: Buffer): string | null {
+  #withServerTypes(
+    route: Route,
+    statement: PreparedStatement,
+    payload: Buffer,
+    layout: ExecuteLayout | null,
+  ): Route {
+    // Cut short, the server refuses the packet and keeps the types it had.
+    if (route.action !== 'forward' || layout === null) return route;
+    if (layout.typesSent) {
+      statement.serverHasTypes = true;
+      return route;
+    }
+    const types = statement.types;
+    if (types === null || statement.serverHasTypes || statement.parameterCount === 0) return route;
+    statement.serverHasTypes = true;
+    return { ...route, payload: executeWithTypes(payload, layout.bitmapEnd, types) };
+  }
+
+  /**
+   * The key of an execution: the statement's prefix (session key, schema, text) and everything
+   * after the new-params-bound flag's place (null bitmap, types, values). Types the client did
+   * not resend are those of the last execution that sent them. Null when the execution cannot
+   * be cached.
+   */
+  #executeKey(
+    statement: PreparedStatement,
+    payload: Buffer,
+    layout: ExecuteLayout | null,
+  ): string | null {
     const flags = payload[5];
     // A cursor's rows come through COM_STMT_FETCH; long data is not in the packet.
-    if (flags === undefined || flags !== 0 || statement.longData) return null;
-    const count = statement.parameterCount;
-    const prefix = `${this.#sessionKey}\u0001${statement.schema}\u0001${statement.sql}`;
-    if (count === 0) return prefix;
-    const bitmapEnd = 10 + ((count + 7) >> 3);
-    if (payload.length <= bitmapEnd) return null;
-    const bitmap = payload.toString('latin1', 10, bitmapEnd);
-    let valuesStart = bitmapEnd + 1;
-    if (payload[bitmapEnd] === 1) {
-      // Types cut short are not the server's: it refuses the packet and keeps the old ones.
-      if (payload.length < valuesStart + 2 * count) return null;
-      statement.types = payload.toString('latin1', valuesStart, valuesStart + 2 * count);
-      valuesStart += 2 * count;
+    if (layout === null || flags !== 0 || statement.longData) return null;
+    const prefix = this.#executePrefix(statement);
+    const keys = this.#worker.executionKeys;
+    const { bitmapEnd, typesSent } = layout;
+    if (statement.parameterCount === 0) {
+      return keys.keyOf(prefix, payload, bitmapEnd, bitmapEnd, null, payload.length);
     }
+    if (typesSent)
+      return keys.keyOf(prefix, payload, EXECUTE_HEADER_LENGTH, bitmapEnd, null, bitmapEnd + 1);
     if (statement.types === null) return null;
-    return `${prefix}\u0001${bitmap}${statement.types}${payload.toString('latin1', valuesStart)}`;
+    return keys.keyOf(
+      prefix,
+      payload,
+      EXECUTE_HEADER_LENGTH,
+      bitmapEnd,
+      statement.types,
+      bitmapEnd + 1,
+    );
+  }
+
+  /**
+   * What every execution's key of this statement starts with, built once per statement text,
+   * session key and schema. Lengths make it unambiguous: a schema or text may hold any byte.
+   */
+  #executePrefix(statement: PreparedStatement): ExecutionPrefix {
+    const entry = statement.entry;
+    const session = this.#sessionKey;
+    const schema = statement.schema;
+    if (
+      entry.executePrefix === null ||
+      entry.executePrefixSession !== session ||
+      entry.executePrefixSchema !== schema
+    ) {
+      const schemaPart = schema === null ? '' : `${schema.length}:${schema}`;
+      entry.executePrefix = this.#worker.executionKeys.prefix(
+        `${session}\u0001${schemaPart}\u0001${statement.sql.length}:${statement.sql}`,
+      );
+      entry.executePrefixSession = session;
+      entry.executePrefixSchema = schema;
+    }
+    return entry.executePrefix;
   }
 
   // --- reads ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { QueryCache } from '../cache/query-cache.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
 import { ClientSession } from './client-session.ts';
+import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
 import { SchemaCatalog } from './schema-catalog.ts';
 import { SessionKeys, StatementMemo } from './statement-memo.ts';
@@ -40,6 +41,7 @@ function createCache(): WorkerCache | null {
     catalog,
     memo: new StatementMemo(),
     sessionKeys: new SessionKeys(),
+    executionKeys: new ExecutionKeys(),
     flights: new SingleFlight(settings.singleFlightWaitMs),
   };
 }

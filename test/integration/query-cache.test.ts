@@ -255,9 +255,10 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ hits: 0, inserts: 1 }, 'other parameters');
       await a.execute(PREP_T, ['2']);
       await run.expect({ hits: 0, inserts: 1 }, 'a string parameter is another key');
-      // A session's first execution sends the parameter types, which its server must see.
+      // The key is the statement and its parameters, not the statement id nor what the
+      // server has seen: another session's first execution hits.
       await b.execute(PREP_T, [4]);
-      await run.expect({ hits: 0, inserts: 1 }, 'another session: first execution');
+      await run.expect({ hits: 1, inserts: 0 }, 'another session: first execution');
       await b.execute(PREP_T, [4]);
       await run.expect({ hits: 1, inserts: 0 }, 'another session: second execution');
       await a.execute(READ_T);
@@ -1257,8 +1258,8 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.query(READ_T);
         await a.execute(PREP_T, [0]);
         await run.expect(
-          { hits: 1, inserts: 1 },
-          `${DB}.t was not written (a new statement's first execution goes to the server)`,
+          { hits: 2, inserts: 0 },
+          `${DB}.t was not written (a new statement's first execution hits too)`,
         );
         await a.command('init db of a missing database', initDb('nc_qcache_missing'), 1049);
         await a.query(READ_T);
@@ -1391,12 +1392,12 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         a.closeStatement(byId);
         await run.settle();
         await a.query(READ_T);
+        await a.execute(byId, [1]);
         await run.baseline();
         await a.query(READ_T);
         await a.execute(byId, [1]);
-        await a.execute(byId, [1]);
         await a.query(READ_U);
-        await run.expect({ hits: 3, inserts: 1 }, 'the new shape is cached');
+        await run.expect({ hits: 3, inserts: 0 }, 'the new shape is cached');
 
         await b.query('DROP TABLE t');
         await a.query(READ_T, 1146);
