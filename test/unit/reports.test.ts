@@ -16,6 +16,7 @@ import { renderHtml, renderTpsChartSvg } from '../../src/bench/report-html.ts';
 import { perRunLines, progressLine, seedTable } from '../../src/bench/report-text.ts';
 import { validateSweepResult } from '../../src/bench/sweep-result-schema.ts';
 import type {
+  ProbeResult,
   QueryCacheSample,
   StepResult,
   SweepResult,
@@ -66,6 +67,8 @@ function targetOf(name: string): TargetDescription {
       kind: 'nicecache',
       serverVersion: '11.4.5-MariaDB',
       serverOptions: null,
+      serverCpus: '0-7',
+      proxyCpus: '0-7',
     };
   }
   return {
@@ -78,6 +81,8 @@ function targetOf(name: string): TargetDescription {
     serverOptions: cacheOn
       ? { query_cache_type: '1', query_cache_size: '100000000' }
       : { query_cache_type: '0' },
+    serverCpus: '0-7',
+    proxyCpus: null,
   };
 }
 
@@ -128,7 +133,48 @@ function stepOf(target: string, profile: Profile, column: number): StepResult {
     queryCache,
     proxyCpuMicrosPerQuery: profile.proxy ? 11.4 + column * 0.3 : null,
     serverCpuMicrosPerTransaction: 1830 - column * 12,
+    nicecache: profile.proxy
+      ? {
+          direct: 'server cache off',
+          hits: Math.round(queries * 0.8),
+          misses: queries - Math.round(queries * 0.8),
+          floorCpuMicrosPerQuery: 4 + column * 0.1,
+          perQueryToFloor: (11.4 + column * 0.3) / (4 + column * 0.1),
+          proxyCpuMicrosPerHit: 5,
+          perHitToFloor: 5 / (4 + column * 0.1),
+          proxyCpuMicrosPerMiss: 37,
+          perMissToFloor: 37 / (4 + column * 0.1),
+          serverCpuToDirect: 0.25,
+        }
+      : null,
   };
+}
+
+function probesOf(): ProbeResult[] {
+  return THREADS.flatMap((threads, column) => [
+    {
+      kind: 'node-floor' as const,
+      target: null,
+      threads,
+      seconds: 2,
+      queries: 40_000,
+      qps: 20_000,
+      cpuMicrosPerQuery: 4 + column * 0.1,
+      hitRatio: null,
+      errors: 0,
+    },
+    {
+      kind: 'hits' as const,
+      target: 'nicecache',
+      threads,
+      seconds: 2,
+      queries: 30_000,
+      qps: 15_000,
+      cpuMicrosPerQuery: 5,
+      hitRatio: 0.9997,
+      errors: 0,
+    },
+  ]);
 }
 
 function fixture(): SweepResult {
@@ -141,7 +187,7 @@ function fixture(): SweepResult {
     }
   });
   return {
-    version: 2,
+    version: 3,
     startedAt: '2025-03-14T09:26:53.589Z',
     finishedAt: '2025-03-14T09:51:12.004Z',
     command: 'nicecache bench --threads 1,2,4,8,16,32 --time 60 --warmup 10',
@@ -166,9 +212,14 @@ function fixture(): SweepResult {
       skipTrx: false,
       psMode: 'disable',
       distribution: 'special',
+      topology: 'colocated',
+      probeSeconds: 2,
     },
+    cpus: null,
+    clientCpus: '0-7',
     targets: names.map(targetOf),
     steps,
+    probes: probesOf(),
   };
 }
 
@@ -254,7 +305,7 @@ describe('perRunLines', () => {
     );
     assert.match(
       lines[2] ?? '',
-      /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query, server 1830 µs cpu per transaction$/,
+      /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query, server 1830 µs cpu per transaction, 861235 hits, 215309 misses, proxy per hit 5\.0 µs \(1\.25× floor\), per miss 37\.0 µs \(9\.25× floor\), server cpu 0\.25× server cache off$/,
     );
     assert.doesNotMatch(lines[0] ?? '', /query cache|proxy|error/);
   });
@@ -326,10 +377,10 @@ describe('validateSweepResult', () => {
     result.steps[0] = { ...second, threads: 2 };
     result.steps[1] = first;
     first.system.idle = -1;
-    (result as unknown as Record<string, unknown>).version = 3;
+    (result as unknown as Record<string, unknown>).version = 4;
     (result.options as unknown as Record<string, unknown>).extra = true;
     assert.deepEqual(validateSweepResult(result), [
-      'version: expected 2, got 3',
+      'version: expected 3, got 4',
       'options.extra: unexpected field',
       'steps[1].threads: 1 after 2: steps must run in ascending thread order',
       'steps[1].system.idle: expected a non-negative number, got -1',
