@@ -282,6 +282,74 @@ describe('seedTable', () => {
   });
 });
 
+describe('seedTable: the costs beside the Node floor', () => {
+  const lines = seedTable(fixture()).split('\n');
+  const table = (title: string, rows: number): { label: string; cells: string[] }[] => {
+    const start = lines.indexOf(title);
+    assert.notEqual(start, -1, `no '${title}' in\n${lines.join('\n')}`);
+    assert.deepEqual(tableRow(lines[start + 1] ?? '', 6).cells, THREADS.map(String));
+    return lines.slice(start + 2, start + 2 + rows).map((line) => tableRow(line, 6));
+  };
+
+  test('the floor measured at every thread count', () => {
+    assert.deepEqual(table('Node floor (point selects, same sessions), CPU µs per query:', 1), [
+      { label: 'node floor', cells: ['4.0', '4.1', '4.2', '4.3', '4.4', '4.5'] },
+    ]);
+  });
+
+  test('the proxy per query, per hit and per miss as multiples of it', () => {
+    const rows = table(
+      'Proxy CPU ÷ Node floor (a miss is what the step spent beyond its hits):',
+      4,
+    );
+    assert.deepEqual(
+      rows.map((row) => row.label),
+      [
+        'nicecache per query',
+        'nicecache per hit',
+        'nicecache per miss',
+        'nicecache hits ÷ queries',
+      ],
+    );
+    assert.deepEqual(rows[0]?.cells.slice(0, 2), ['2.85', '2.85']);
+    assert.deepEqual(rows[1]?.cells.slice(0, 2), ['1.25', '1.22']);
+    assert.deepEqual(rows[2]?.cells[0], '9.25');
+    assert.deepEqual(rows[3]?.cells[0], '80%');
+  });
+
+  test('every target’s server CPU per transaction, and nicecache’s share of direct', () => {
+    const rows = table('Server CPU per transaction, µs (through nicecache ÷ direct below):', 4);
+    assert.deepEqual(rows[0], {
+      label: 'server cache off',
+      cells: ['1830', '1818', '1806', '1794', '1782', '1770'],
+    });
+    assert.deepEqual(rows[3], {
+      label: 'nicecache / server cache off',
+      cells: ['0.25', '0.25', '0.25', '0.25', '0.25', '0.25'],
+    });
+  });
+
+  test('says where the processes ran', () => {
+    assert.match(lines[0] ?? '', /, colocated$/);
+    const split = fixture();
+    split.options.topology = 'split';
+    split.cpus = { server: '4-7', clientAndProxy: '0-3' };
+    assert.match(
+      seedTable(split).split('\n')[0] ?? '',
+      /, split: server on CPU 4-7, client and proxy on CPU 0-3$/,
+    );
+    assert.deepEqual(validateSweepResult(split), []);
+  });
+
+  test('a sweep without probes or costs prints dashes, not NaN', () => {
+    const bare = fixture();
+    bare.probes = [];
+    for (const step of bare.steps) step.nicecache = null;
+    const text = seedTable(bare);
+    assert.doesNotMatch(text, /NaN|undefined|Node floor/);
+  });
+});
+
 describe('perRunLines', () => {
   const result = fixture();
   const lines = perRunLines(result);
@@ -387,6 +455,41 @@ describe('validateSweepResult', () => {
       "steps[4]: a second step of 'server cache on (100 MB)' at 2 threads",
     ]);
     assert.deepEqual(validateSweepResult(null), ['(root): expected an object, got null']);
+  });
+});
+
+describe('validateSweepResult: probes, costs and CPUs', () => {
+  test('reports probes that name nothing declared, and bad CPU lists', () => {
+    const result = fixture();
+    const [floor, hits] = result.probes;
+    assert.ok(floor !== undefined && hits !== undefined);
+    floor.target = 'nicecache';
+    hits.target = 'elsewhere';
+    result.probes.push({ ...hits, target: 'nicecache', threads: 3 });
+    result.clientCpus = 'all';
+    const target = result.targets[0];
+    assert.ok(target !== undefined);
+    target.serverCpus = '1-';
+    assert.deepEqual(validateSweepResult(result), [
+      'clientCpus: expected a CPU list such as 0-1, got "all"',
+      'targets[0].serverCpus: expected a CPU list such as 0-1, got "1-"',
+      'probes[0].target: the Node floor probe names no target',
+      "probes[1].target: 'elsewhere' is not a declared target",
+      'probes[12].threads: 3 is not in options.threads',
+    ]);
+  });
+
+  test('reports a cost that is not a measure', () => {
+    const result = fixture();
+    const step = result.steps.find((s) => s.nicecache !== null);
+    assert.ok(step?.nicecache);
+    step.nicecache.perHitToFloor = -1;
+    delete (step.nicecache as unknown as Record<string, unknown>).misses;
+    const index = result.steps.indexOf(step);
+    assert.deepEqual(validateSweepResult(result), [
+      `steps[${index}].nicecache.misses: missing`,
+      `steps[${index}].nicecache.perHitToFloor: expected a non-negative number, got -1`,
+    ]);
   });
 });
 
