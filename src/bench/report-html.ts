@@ -53,6 +53,13 @@ export function renderHtml(result: SweepResult): string {
       ['skip BEGIN/COMMIT', String(options.skipTrx)],
       ['ps-mode', options.psMode],
       ['distribution', options.distribution],
+      [
+        'topology',
+        result.cpus === null
+          ? options.topology
+          : `${options.topology}: server on CPU ${result.cpus.server}, client and proxy on CPU ${result.cpus.clientAndProxy}`,
+      ],
+      ['probes', `${options.probeSeconds} s each`],
     ]),
     '<h2>Command</h2>',
     `<pre>${escapeXml(result.command)}</pre>`,

@@ -4,7 +4,7 @@
  * explain it (qps per thread, latency, where the CPU went). Plain text so it can be pasted into an
  * issue or a mail as is.
  */
-import type { StepResult, SweepResult } from './sweep-result.ts';
+import type { NicecacheCost, StepResult, SweepResult } from './sweep-result.ts';
 
 /** The thread counts a sweep covers, ascending: the ones asked for and any a step ran with. */
 export function threadColumns(result: SweepResult): number[] {
@@ -37,11 +37,15 @@ export function describeWorkload(result: SweepResult): string {
   const { options } = result;
   const tables = `${options.tables} ${options.tables === 1 ? 'table' : 'tables'}`;
   const trx = options.skipTrx ? ', no BEGIN/COMMIT' : '';
+  const placement =
+    result.cpus === null
+      ? 'colocated'
+      : `split: server on CPU ${result.cpus.server}, client and proxy on CPU ${result.cpus.clientAndProxy}`;
   return (
     `${options.workload}: ${tables} of ${options.tableSize} rows, ` +
     `${formatSeconds(options.durationSeconds)} per step after ` +
     `${formatSeconds(options.warmupSeconds)} warm-up, ${options.distribution} distribution, ` +
-    `ps-mode ${options.psMode}${trx}, ${options.driver} driver`
+    `ps-mode ${options.psMode}${trx}, ${options.driver} driver, ${placement}`
   );
 }
 
@@ -85,7 +89,91 @@ export function seedTable(result: SweepResult): string {
       ),
     );
   }
+  lines.push(...costTables(result));
   return lines.join('\n');
+}
+
+/**
+ * What the proxy and the server spent, beside the Node floor of the same run: the floor's CPU per
+ * query; each nicecache target's proxy CPU per query, per hit and per miss as multiples of it;
+ * every target's server CPU per transaction, and through nicecache as a share of direct.
+ */
+function costTables(result: SweepResult): string[] {
+  const threads = threadColumns(result);
+  const header = threads.map(String);
+  const lines: string[] = [];
+  const floors = threads.map(
+    (count) =>
+      result.probes.find((probe) => probe.kind === 'node-floor' && probe.threads === count) ?? null,
+  );
+  if (floors.some((probe) => probe !== null)) {
+    lines.push('', 'Node floor (point selects, same sessions), CPU µs per query:');
+    lines.push(
+      ...alignTable(header, [
+        {
+          label: 'node floor',
+          cells: floors.map((probe) => fixed(probe?.cpuMicrosPerQuery ?? null, 1)),
+        },
+      ]),
+    );
+  }
+  const nicecacheTargets = result.targets
+    .filter((target) => target.kind === 'nicecache')
+    .map((target) => target.name);
+  const costAt = (target: string, count: number): NicecacheCost | null =>
+    stepAt(result, target, count)?.nicecache ?? null;
+  if (nicecacheTargets.length > 0 && floors.some((probe) => probe !== null)) {
+    lines.push('', 'Proxy CPU ÷ Node floor (a miss is what the step spent beyond its hits):');
+    const rows: TableRow[] = [];
+    for (const target of nicecacheTargets) {
+      const row = (label: string, pick: (cost: NicecacheCost) => number | null): TableRow => ({
+        label: `${target} ${label}`,
+        cells: threads.map((count) => {
+          const cost = costAt(target, count);
+          return fixed(cost === null ? null : pick(cost), 2);
+        }),
+      });
+      rows.push(
+        row('per query', (cost) => cost.perQueryToFloor),
+        row('per hit', (cost) => cost.perHitToFloor),
+        row('per miss', (cost) => cost.perMissToFloor),
+        {
+          label: `${target} hits ÷ queries`,
+          cells: threads.map((count) => {
+            const step = stepAt(result, target, count);
+            const cost = step?.nicecache ?? null;
+            if (step === null || cost === null || step.queries === 0) return '-';
+            return `${Math.round((100 * cost.hits) / step.queries)}%`;
+          }),
+        },
+      );
+    }
+    lines.push(...alignTable(header, rows));
+  }
+  const targets = targetNames(result);
+  if (result.steps.some((step) => step.serverCpuMicrosPerTransaction !== null)) {
+    lines.push('', 'Server CPU per transaction, µs (through nicecache ÷ direct below):');
+    const rows: TableRow[] = targets.map((target) => ({
+      label: target,
+      cells: threads.map((count) =>
+        fixed(stepAt(result, target, count)?.serverCpuMicrosPerTransaction ?? null, 0),
+      ),
+    }));
+    for (const target of nicecacheTargets) {
+      const direct = result.steps.find((step) => step.target === target)?.nicecache?.direct;
+      if (direct === undefined) continue;
+      rows.push({
+        label: `${target} / ${direct}`,
+        cells: threads.map((count) => fixed(costAt(target, count)?.serverCpuToDirect ?? null, 2)),
+      });
+    }
+    lines.push(...alignTable(header, rows));
+  }
+  return lines;
+}
+
+function fixed(value: number | null, digits: number): string {
+  return value === null ? '-' : value.toFixed(digits);
 }
 
 /** One line per step, in the order the steps ran. */
@@ -116,6 +204,21 @@ function perRunLine(step: StepResult): string {
   }
   if (step.serverCpuMicrosPerTransaction !== null) {
     parts.push(`server ${step.serverCpuMicrosPerTransaction.toFixed(0)} µs cpu per transaction`);
+  }
+  const cost = step.nicecache;
+  if (cost !== null) {
+    parts.push(`${cost.hits} hits`, `${cost.misses} misses`);
+    const againstFloor = (micros: number | null, toFloor: number | null): string =>
+      micros === null
+        ? 'n/a'
+        : `${micros.toFixed(1)} µs${toFloor === null ? '' : ` (${toFloor.toFixed(2)}× floor)`}`;
+    parts.push(
+      `proxy per hit ${againstFloor(cost.proxyCpuMicrosPerHit, cost.perHitToFloor)}`,
+      `per miss ${againstFloor(cost.proxyCpuMicrosPerMiss, cost.perMissToFloor)}`,
+    );
+    if (cost.serverCpuToDirect !== null) {
+      parts.push(`server cpu ${cost.serverCpuToDirect.toFixed(2)}× ${cost.direct}`);
+    }
   }
   if (queryCache !== null) {
     const ratio =

@@ -20,8 +20,11 @@ export function validateSweepResult(value: unknown): string[] {
     'command',
     'machine',
     'options',
+    'cpus',
+    'clientCpus',
     'targets',
     'steps',
+    'probes',
   ]);
   if (root === null) return problems;
 
@@ -56,8 +59,17 @@ export function validateSweepResult(value: unknown): string[] {
   }
 
   const threads = validateOptions(check, root.options);
+  if (root.cpus !== null) {
+    const plan = check.object(root.cpus, 'cpus', ['server', 'clientAndProxy']);
+    if (plan !== null) {
+      check.cpuList(plan.server, 'cpus.server');
+      check.cpuList(plan.clientAndProxy, 'cpus.clientAndProxy');
+    }
+  }
+  check.cpuList(root.clientCpus, 'clientCpus');
   const targets = validateTargets(check, root.targets);
   validateSteps(check, root.steps, targets, threads);
+  validateProbes(check, root.probes, targets, threads);
   return problems;
 }
 
@@ -75,6 +87,8 @@ function validateOptions(check: Checker, value: unknown): Set<number> | null {
     'skipTrx',
     'psMode',
     'distribution',
+    'topology',
+    'probeSeconds',
   ]);
   if (options === null) return null;
   check.oneOf(options.driver, 'options.driver', ['builtin', 'sysbench']);
@@ -100,6 +114,8 @@ function validateOptions(check: Checker, value: unknown): Set<number> | null {
   check.boolean(options.skipTrx, 'options.skipTrx');
   check.oneOf(options.psMode, 'options.psMode', ['auto', 'disable']);
   check.string(options.distribution, 'options.distribution');
+  check.oneOf(options.topology, 'options.topology', ['colocated', 'split']);
+  check.measure(options.probeSeconds, 'options.probeSeconds', { positive: true });
   return threads;
 }
 
@@ -116,6 +132,8 @@ function validateTargets(check: Checker, value: unknown): Set<string> | null {
       'kind',
       'serverVersion',
       'serverOptions',
+      'serverCpus',
+      'proxyCpus',
     ]);
     if (target === null) return;
     if (check.string(target.name, `${path}.name`)) {
@@ -134,6 +152,8 @@ function validateTargets(check: Checker, value: unknown): Set<string> | null {
         }
       }
     }
+    if (target.serverCpus !== null) check.cpuList(target.serverCpus, `${path}.serverCpus`);
+    if (target.proxyCpus !== null) check.cpuList(target.proxyCpus, `${path}.proxyCpus`);
   });
   return names;
 }
@@ -167,6 +187,7 @@ function validateSteps(
       'queryCache',
       'proxyCpuMicrosPerQuery',
       'serverCpuMicrosPerTransaction',
+      'nicecache',
     ]);
     if (step === null) return;
     if (check.string(step.target, `${path}.target`) && targets !== null) {
@@ -223,6 +244,80 @@ function validateSteps(
     if (step.serverCpuMicrosPerTransaction !== null) {
       check.measure(step.serverCpuMicrosPerTransaction, `${path}.serverCpuMicrosPerTransaction`);
     }
+    if (step.nicecache !== null) validateNicecacheCost(check, step.nicecache, `${path}.nicecache`);
+  });
+}
+
+const NICECACHE_RATIOS = [
+  'floorCpuMicrosPerQuery',
+  'perQueryToFloor',
+  'proxyCpuMicrosPerHit',
+  'perHitToFloor',
+  'proxyCpuMicrosPerMiss',
+  'perMissToFloor',
+  'serverCpuToDirect',
+];
+
+function validateNicecacheCost(check: Checker, value: unknown, path: string): void {
+  const cost = check.object(value, path, ['direct', 'hits', 'misses', ...NICECACHE_RATIOS]);
+  if (cost === null) return;
+  check.string(cost.direct, `${path}.direct`);
+  check.count(cost.hits, `${path}.hits`);
+  check.count(cost.misses, `${path}.misses`);
+  for (const key of NICECACHE_RATIOS) {
+    if (cost[key] !== null) check.measure(cost[key], `${path}.${key}`);
+  }
+}
+
+function validateProbes(
+  check: Checker,
+  value: unknown,
+  targets: Set<string> | null,
+  threads: Set<number> | null,
+): void {
+  const list = check.array(value, 'probes');
+  if (list === null) return;
+  const seen = new Set<string>();
+  list.forEach((item, index) => {
+    const path = `probes[${index}]`;
+    const probe = check.object(item, path, [
+      'kind',
+      'target',
+      'threads',
+      'seconds',
+      'queries',
+      'qps',
+      'cpuMicrosPerQuery',
+      'hitRatio',
+      'errors',
+    ]);
+    if (probe === null) return;
+    if (check.oneOf(probe.kind, `${path}.kind`, ['node-floor', 'hits'])) {
+      if (probe.kind === 'node-floor' && probe.target !== null) {
+        check.problem(`${path}.target`, 'the Node floor probe names no target');
+      }
+      if (probe.kind === 'hits' && check.string(probe.target, `${path}.target`)) {
+        if (targets !== null && !targets.has(probe.target)) {
+          check.problem(`${path}.target`, `'${probe.target}' is not a declared target`);
+        }
+      }
+    }
+    if (check.count(probe.threads, `${path}.threads`, 1)) {
+      if (threads !== null && !threads.has(probe.threads)) {
+        check.problem(`${path}.threads`, `${probe.threads} is not in options.threads`);
+      }
+      const key = `${String(probe.kind)}\u0000${String(probe.target)}\u0000${probe.threads}`;
+      if (seen.has(key)) check.problem(path, 'a second probe of the same kind and target');
+      seen.add(key);
+    }
+    check.measure(probe.seconds, `${path}.seconds`, { positive: true });
+    check.count(probe.queries, `${path}.queries`);
+    check.measure(probe.qps, `${path}.qps`);
+    if (probe.cpuMicrosPerQuery !== null) {
+      check.measure(probe.cpuMicrosPerQuery, `${path}.cpuMicrosPerQuery`);
+    }
+    if (probe.hitRatio !== null) check.measure(probe.hitRatio, `${path}.hitRatio`, { max: 1 });
+    check.count(probe.errors, `${path}.errors`);
   });
 }
 
@@ -326,6 +421,16 @@ class Checker {
     if (!this.#present(value, path)) return false;
     if (typeof value !== 'string' || !allowed.includes(value)) {
       this.problem(path, `expected one of ${allowed.join(', ')}, got ${describe(value)}`);
+      return false;
+    }
+    return true;
+  }
+
+  /** A kernel CPU list: `0`, `0-3`, `1,3`. */
+  cpuList(value: unknown, path: string): boolean {
+    if (!this.string(value, path)) return false;
+    if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) {
+      this.problem(path, `expected a CPU list such as 0-1, got ${describe(value)}`);
       return false;
     }
     return true;

@@ -3,7 +3,7 @@
  * object as is, so its shape is the report's schema: change it only with `version`.
  */
 
-export const SWEEP_RESULT_VERSION = 2;
+export const SWEEP_RESULT_VERSION = 3;
 
 /** CPU shares (percent of all cores) and context switches, from /proc/stat over one step. */
 export interface SystemSample {
@@ -56,6 +56,56 @@ export interface StepResult {
    * for a nicecache target, what the cache left the server to do.
    */
   serverCpuMicrosPerTransaction: number | null;
+  /** For a nicecache target: its cost split by hits and misses, against the floor and direct. */
+  nicecache: NicecacheCost | null;
+}
+
+/**
+ * What a nicecache target cost at one thread count, set against the Node floor and the hit probe
+ * measured at the same thread count in the same run, and against the target it fronts.
+ */
+export interface NicecacheCost {
+  /** The target it fronts: its step at the same thread count is "direct". */
+  direct: string;
+  /** Queries the proxy answered from its cache (its own Qcache_hits over the step). */
+  hits: number;
+  /** Queries it sent to the server: SELECTs it did not answer, BEGIN, COMMIT, writes. */
+  misses: number;
+  /** The Node floor's CPU per query at this thread count (its probe). */
+  floorCpuMicrosPerQuery: number | null;
+  /** proxyCpuMicrosPerQuery ÷ the floor's. */
+  perQueryToFloor: number | null;
+  /** The hit probe's proxy CPU per query at this thread count (null unless nearly all hit). */
+  proxyCpuMicrosPerHit: number | null;
+  perHitToFloor: number | null;
+  /**
+   * The step's proxy CPU left once its hits are charged at the probe's cost, per miss: an
+   * estimate (the step's hits may be larger results than the probe's one row).
+   */
+  proxyCpuMicrosPerMiss: number | null;
+  perMissToFloor: number | null;
+  /** serverCpuMicrosPerTransaction ÷ the direct step's: the share of the server's work left. */
+  serverCpuToDirect: number | null;
+}
+
+/**
+ * A short probe at one thread count, point selects over a few rows: against the Node floor (the
+ * least a Node server spends per request/response) or through a nicecache target (every query a
+ * hit once each row is cached).
+ */
+export interface ProbeResult {
+  kind: 'node-floor' | 'hits';
+  /** The nicecache target of a hit probe; null for the floor. */
+  target: string | null;
+  threads: number;
+  seconds: number;
+  queries: number;
+  qps: number;
+  /** The answering process's (floor or proxy) CPU per query, in microseconds. */
+  cpuMicrosPerQuery: number | null;
+  /** A hit probe's hits ÷ queries, from the proxy's counters; null for the floor. */
+  hitRatio: number | null;
+  errors: number;
 }
 
 export interface TargetDescription {
@@ -67,6 +117,10 @@ export interface TargetDescription {
   serverVersion: string;
   /** Server options of a throwaway MariaDB, as passed. */
   serverOptions: Record<string, string> | null;
+  /** The CPUs the server's threads were allowed (Cpus_allowed_list), when it runs here. */
+  serverCpus: string | null;
+  /** The same for the proxy of a nicecache target. */
+  proxyCpus: string | null;
 }
 
 export interface SweepResult {
@@ -96,8 +150,17 @@ export interface SweepResult {
     skipTrx: boolean;
     psMode: 'auto' | 'disable';
     distribution: string;
+    topology: 'colocated' | 'split';
+    /** Measured seconds of each probe (after half a second of warm-up). */
+    probeSeconds: number;
   };
+  /** Under `split`: the CPUs asked for each side; null when colocated. */
+  cpus: { server: string; clientAndProxy: string } | null;
+  /** The CPUs the bench's own threads (the load generator) were allowed. */
+  clientCpus: string;
   targets: TargetDescription[];
   /** In the order they ran: thread counts ascending, targets interleaved within each. */
   steps: StepResult[];
+  /** The Node floor and hit probes, one of each kind per thread count (and nicecache target). */
+  probes: ProbeResult[];
 }

@@ -18,8 +18,20 @@ import { processCpuMicros, startSystemSample } from './system-sampler.ts';
 import { runSysbenchStep } from './sysbench-driver.ts';
 import { describeTarget, startTargets } from './targets.ts';
 import type { RunningTarget, TargetSpec } from './targets.ts';
+import { nicecacheCost } from './nicecache-cost.ts';
+import { startFloorProcess } from './node-floor-process.ts';
+import type { FloorProcess } from './node-floor-process.ts';
 import { SWEEP_RESULT_VERSION } from './sweep-result.ts';
-import type { StepResult, SweepResult } from './sweep-result.ts';
+import type { ProbeResult, StepResult, SweepResult } from './sweep-result.ts';
+import {
+  TopologyError,
+  formatCpuList,
+  ownCpus,
+  pinProcess,
+  planSplit,
+  processCpus,
+} from './topology.ts';
+import type { CpuPlan, Topology } from './topology.ts';
 
 export interface SweepOptions {
   targets: TargetSpec[];
@@ -31,6 +43,10 @@ export interface SweepOptions {
   durationSeconds: number;
   warmupSeconds: number;
   driver: 'builtin' | 'sysbench';
+  /** colocated (the default) or split: the servers on their own CPUs (see topology.ts). */
+  topology?: Topology;
+  /** Measured seconds of each Node floor and hit probe [2]. */
+  probeSeconds?: number;
   database: string;
   command: string;
   log: (line: string) => void;
@@ -168,6 +184,66 @@ async function measureStep(
     queryCache,
     proxyCpuMicrosPerQuery: perUnit(proxyCpu, measured.queries),
     serverCpuMicrosPerTransaction: perUnit(serverCpu, measured.transactions),
+    // Filled in once the sweep has the floor, the hit probes and the direct steps.
+    nicecache: null,
+  };
+}
+
+/** Rows a probe's point selects cycle over: few enough that all are cached after a moment. */
+const PROBE_ROWS = 8;
+const PROBE_WARMUP_SECONDS = 0.5;
+const DEFAULT_PROBE_SECONDS = 2;
+
+/**
+ * Point selects over PROBE_ROWS rows at `threads` sessions, with the built-in driver and the
+ * sweep's ps-mode, measuring the CPU of the process that answers (`pid`). With `counters`, the
+ * target's Qcache_hits over the probe give its hit ratio (for nicecache, the proxy's own).
+ */
+async function measureProbe(
+  probe: { kind: ProbeResult['kind']; target: string | null; pid: number | null },
+  connection: ConnectionOptions,
+  threads: number,
+  options: SweepOptions,
+  seconds: number,
+): Promise<ProbeResult> {
+  const counters = probe.kind === 'hits' ? await startServerSample(connection) : null;
+  const cpuNow = (): number | null => (probe.pid === null ? null : processCpuMicros(probe.pid));
+  let cpuBefore = cpuNow();
+  let measured: DriverMeasurement;
+  try {
+    measured = await runStep({
+      connection,
+      threads,
+      workload: 'oltp_point_select',
+      oltp: { ...options.oltp, tables: 1, tableSize: PROBE_ROWS },
+      random: { ...options.random, type: 'uniform' },
+      preparedStatements: options.preparedStatements,
+      warmupSeconds: PROBE_WARMUP_SECONDS,
+      durationSeconds: seconds,
+      onMeasureStart: () => {
+        cpuBefore = cpuNow();
+        counters?.restart();
+      },
+    });
+  } catch (error) {
+    await counters?.finish().catch(() => null);
+    throw error;
+  }
+  const cpu = difference(cpuBefore, cpuNow());
+  const sample = counters === null ? null : await counters.finish();
+  return {
+    kind: probe.kind,
+    target: probe.target,
+    threads,
+    seconds: measured.seconds,
+    queries: measured.queries,
+    qps: measured.queries / measured.seconds,
+    cpuMicrosPerQuery: perUnit(cpu, measured.queries),
+    hitRatio:
+      sample === null || measured.queries === 0
+        ? null
+        : Math.min(1, sample.hits / measured.queries),
+    errors: measured.errors,
   };
 }
 
@@ -179,10 +255,52 @@ function perUnit(micros: number | null, count: number): number | null {
   return micros === null || count === 0 ? null : micros / count;
 }
 
+/**
+ * Under `split`, pins this process (and so every thread and child it starts later: the driver,
+ * the proxies, the floor) to the client's CPUs; returns how to undo it. Servers given by URL are
+ * refused: only a server the bench starts can be pinned.
+ */
+function enterTopology(options: SweepOptions): { plan: CpuPlan | null; leave: () => void } {
+  if ((options.topology ?? 'colocated') === 'colocated') return { plan: null, leave: () => {} };
+  const running = options.targets.filter((target) => target.kind === 'url');
+  if (running.length > 0) {
+    throw new TopologyError(
+      `--topology split pins the servers the bench starts; ${running.map((t) => `'${t.name}'`).join(', ')} ` +
+        'is a running server (give it as NAME=mariadb:options instead)',
+    );
+  }
+  const before = formatCpuList(ownCpus());
+  const plan = planSplit(ownCpus());
+  pinProcess(process.pid, plan.clientAndProxy);
+  return { plan, leave: () => pinProcess(process.pid, before) };
+}
+
+function pinTargets(targets: RunningTarget[], plan: CpuPlan): void {
+  for (const target of targets) {
+    if (target.spec.kind === 'mariadb' && target.serverPid !== null) {
+      pinProcess(target.serverPid, plan.server);
+    }
+    // Started after the bench pinned itself, so already there; said again so it is checked.
+    if (target.proxyPid !== null) pinProcess(target.proxyPid, plan.clientAndProxy);
+  }
+}
+
 export async function runSweep(options: SweepOptions): Promise<SweepResult> {
   const startedAt = new Date().toISOString();
-  const targets = await startTargets(options.targets, options.database, options.log);
+  const probeSeconds = options.probeSeconds ?? DEFAULT_PROBE_SECONDS;
+  const topology = enterTopology(options);
+  let targets: RunningTarget[] = [];
+  let floor: FloorProcess | null = null;
   try {
+    targets = await startTargets(options.targets, options.database, options.log);
+    if (topology.plan !== null) pinTargets(targets, topology.plan);
+    floor = await startFloorProcess();
+    if (topology.plan !== null) pinProcess(floor.pid, topology.plan.clientAndProxy);
+    const floorConnection: ConnectionOptions = {
+      ...targets[0]!.connection,
+      host: '127.0.0.1',
+      port: floor.port,
+    };
     const descriptions = [];
     const servers = new Set<string>();
     for (const target of targets) {
@@ -203,14 +321,58 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
       descriptions.push(describeTarget(target, version));
     }
     const steps: StepResult[] = [];
+    const probes: ProbeResult[] = [];
+    const nicecacheTargets = targets.filter((target) => target.spec.kind === 'nicecache');
     const total = options.threads.length * targets.length;
     for (const [round, threads] of options.threads.entries()) {
+      probes.push(
+        await measureProbe(
+          { kind: 'node-floor', target: null, pid: floor.pid },
+          floorConnection,
+          threads,
+          options,
+          probeSeconds,
+        ),
+      );
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const target of order) {
         const step = await measureStep(target, threads, options);
         steps.push(step);
         options.onStep(step, steps.length - 1, total);
       }
+      // After the steps, so the rows it adds to the cache cannot help them.
+      for (const target of nicecacheTargets) {
+        probes.push(
+          await measureProbe(
+            { kind: 'hits', target: target.spec.name, pid: target.proxyPid },
+            target.connection,
+            threads,
+            options,
+            probeSeconds,
+          ),
+        );
+      }
+    }
+    for (const step of steps) {
+      const spec = targets.find((target) => target.spec.name === step.target)?.spec;
+      if (spec?.kind !== 'nicecache') continue;
+      const probeAt = (kind: ProbeResult['kind'], target: string | null): ProbeResult | null =>
+        probes.find(
+          (probe) =>
+            probe.kind === kind && probe.target === target && probe.threads === step.threads,
+        ) ?? null;
+      step.nicecache = nicecacheCost(
+        step,
+        {
+          name: spec.backend,
+          step:
+            steps.find(
+              (other) => other.target === spec.backend && other.threads === step.threads,
+            ) ?? null,
+        },
+        probeAt('node-floor', null),
+        probeAt('hits', step.target),
+      );
     }
     const cpuInfo = cpus();
     return {
@@ -239,11 +401,18 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
         skipTrx: options.oltp.skipTrx,
         psMode: options.preparedStatements ? 'auto' : 'disable',
         distribution: options.random.type,
+        topology: options.topology ?? 'colocated',
+        probeSeconds,
       },
+      cpus: topology.plan,
+      clientCpus: processCpus(process.pid) ?? formatCpuList(ownCpus()),
       targets: descriptions,
       steps,
+      probes,
     };
   } finally {
+    await floor?.stop();
     await Promise.all(targets.map((target) => target.stop()));
+    topology.leave();
   }
 }

@@ -13,6 +13,7 @@ import { startEphemeralServer } from '../upstream/ephemeral-server.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import type { ConnectionOptions } from '../upstream/mysql-connection.ts';
 import type { TargetDescription } from './sweep-result.ts';
+import { processCpus } from './topology.ts';
 
 export type TargetSpec =
   | { name: string; kind: 'url'; spec: string; connection: ConnectionOptions }
@@ -255,5 +256,7 @@ export function describeTarget(target: RunningTarget, serverVersion: string): Ta
     kind: target.spec.kind,
     serverVersion,
     serverOptions: target.spec.kind === 'mariadb' ? target.spec.serverOptions : null,
+    serverCpus: target.serverPid === null ? null : processCpus(target.serverPid),
+    proxyCpus: target.proxyPid === null ? null : processCpus(target.proxyPid),
   };
 }

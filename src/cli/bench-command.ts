@@ -15,6 +15,8 @@ import { LOCK_EVIDENCE_OPTIONS } from '../bench/server-sampler.ts';
 import { cleanupData, prepareData, runSweep } from '../bench/sweep.ts';
 import { parseTarget, startTargets } from '../bench/targets.ts';
 import type { TargetSpec } from '../bench/targets.ts';
+import { TOPOLOGIES, TopologyError } from '../bench/topology.ts';
+import type { Topology } from '../bench/topology.ts';
 import { ConfigError } from './config.ts';
 
 const SEED_SERVER_OPTIONS = Object.entries({
@@ -61,6 +63,11 @@ Run:
   --duration SECONDS     measured time per step [5]
   --warmup SECONDS       unmeasured time before each step [1]
   --driver NAME          builtin, or sysbench to cross-check with the installed sysbench [builtin]
+  --topology NAME        colocated: every process on every CPU; split: the servers the bench
+                         starts on their own CPUs (the upper half; CPU 1 of 2), the driver, the
+                         proxies and the Node floor on the others [colocated]
+  --probe-duration SECONDS
+                         measured time of the Node floor and hit probes at each thread count [2]
   --db NAME              database holding the tables [sbtest]
   --report-dir DIR       where reports go [reports]`;
 
@@ -83,6 +90,8 @@ const options = {
   duration: { type: 'string', default: '5' },
   warmup: { type: 'string', default: '1' },
   driver: { type: 'string', default: 'builtin' },
+  topology: { type: 'string', default: 'colocated' },
+  'probe-duration': { type: 'string', default: '2' },
   db: { type: 'string', default: 'sbtest' },
   'report-dir': { type: 'string', default: 'reports' },
   help: { type: 'boolean', default: false },
@@ -167,7 +176,7 @@ export async function runBench(args: string[]): Promise<void> {
       if (subcommand === 'run' && threads.length !== 1) {
         throw new ConfigError('bench run takes one --threads count; use sweep for several');
       }
-      const result = await runSweep({
+      const sweep = runSweep({
         targets,
         threads: [...threads].sort((a, b) => a - b),
         workload: oneOf<WorkloadName>(flags.workload, WORKLOADS, 'workload'),
@@ -178,10 +187,19 @@ export async function runBench(args: string[]): Promise<void> {
         durationSeconds: number(flags.duration, 'duration', { min: 1 }),
         warmupSeconds: number(flags.warmup, 'warmup'),
         driver: oneOf(flags.driver, ['builtin', 'sysbench'] as const, 'driver'),
+        topology: oneOf<Topology>(flags.topology, TOPOLOGIES, 'topology'),
+        probeSeconds: number(flags['probe-duration'], 'probe-duration', {
+          min: 0.5,
+          integer: false,
+        }),
         database,
         command: `nicecache bench ${args.join(' ')}`,
         log,
         onStep: (step, index, total) => console.log(progressLine(step, index, total)),
+      });
+      // A topology that cannot be set up is a usage error: nothing has started yet.
+      const result = await sweep.catch((error: unknown) => {
+        throw error instanceof TopologyError ? new ConfigError(error.message) : error;
       });
       console.log(`\n${seedTable(result)}\n`);
       for (const line of perRunLines(result)) console.log(line);

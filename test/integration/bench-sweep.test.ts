@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +19,8 @@ import type { SweepResult } from '../../src/bench/sweep-result.ts';
 import { cleanupData, runSweep } from '../../src/bench/sweep.ts';
 import type { SweepOptions } from '../../src/bench/sweep.ts';
 import { TargetError, parseTarget } from '../../src/bench/targets.ts';
+import { formatCpuList, ownCpus, planSplit, threadCpus } from '../../src/bench/topology.ts';
+import { seedTable } from '../../src/bench/report-text.ts';
 import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 
@@ -129,6 +131,27 @@ describe('benchmark sweep', () => {
       'server CPU per transaction measured for every step',
     );
 
+    // The Node floor at each thread count, and a hit probe through the proxy after its steps.
+    for (const threads of [1, 2]) {
+      const floor = result.probes.find((p) => p.kind === 'node-floor' && p.threads === threads);
+      assert.ok(floor !== undefined && floor.queries > 0 && floor.errors === 0);
+      assert.ok(floor.cpuMicrosPerQuery !== null && floor.cpuMicrosPerQuery > 0);
+      const hits = result.probes.find((p) => p.kind === 'hits' && p.threads === threads);
+      assert.equal(hits?.target, 'proxied');
+      assert.ok(hits.hitRatio !== null && hits.hitRatio > 0.9, 'the probe’s few rows are cached');
+    }
+    for (const step of proxied) {
+      const cost = step.nicecache;
+      assert.ok(cost !== null);
+      assert.equal(cost.direct, 'direct');
+      assert.equal(cost.hits + cost.misses, step.queries);
+      assert.ok(cost.misses > 0, 'read_write sends BEGIN, COMMIT and writes to the server');
+      assert.ok(cost.perQueryToFloor !== null && cost.serverCpuToDirect !== null);
+    }
+    assert.ok(result.steps.filter((s) => s.target === 'direct').every((s) => s.nicecache === null));
+    assert.equal(result.options.topology, 'colocated');
+    assert.equal(result.cpus, null);
+
     const files = await writeReports(result, reportDir);
     const json = JSON.parse(readFileSync(files.json, 'utf8')) as SweepResult;
     assert.deepEqual(validateSweepResult(json), []);
@@ -158,6 +181,93 @@ describe('benchmark sweep', () => {
     assert.ok(step!.queryCache.hits > 0, 'repeated reads hit the server cache');
     assert.ok(step!.queryCache.lockWaits !== null && step!.queryCache.lockWaits > 0);
     assert.equal(result.targets[0]!.kind, 'mariadb');
+  });
+
+  test('--topology split: the server on its own CPUs, the bench, proxy and floor on the others', async (t) => {
+    const cpus = ownCpus();
+    if (cpus.length < 2) {
+      t.skip('needs two CPUs');
+      return;
+    }
+    const plan = planSplit(cpus);
+    // Each process the sweep started, by name, with the CPUs each of its threads may use: read
+    // from /proc while the steps run, not from the report.
+    const children = (): Array<{ comm: string; cpus: Set<string> }> =>
+      readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .flatMap((pid) => {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+            const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+            if (ppid !== process.pid) return [];
+            const threads = readdirSync(`/proc/${pid}/task`).map((tid) =>
+              formatCpuList(threadCpus(Number(pid), Number(tid))),
+            );
+            return [
+              { comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), cpus: new Set(threads) },
+            ];
+          } catch {
+            return []; // gone meanwhile
+          }
+        });
+    const seen: Array<Array<{ comm: string; cpus: Set<string> }>> = [];
+    const ownThreads: Set<string>[] = [];
+    const result = await runSweep(
+      sweepOptions({
+        targets: [
+          parseTarget('server=mariadb:query_cache_type=0', DB),
+          parseTarget('proxied=nicecache:server:workers=1', DB),
+        ],
+        topology: 'split',
+        threads: [2],
+        workload: 'oltp_read_only',
+        probeSeconds: 1,
+        onStep: () => {
+          seen.push(children());
+          ownThreads.push(
+            new Set(
+              readdirSync('/proc/self/task').map((tid) =>
+                formatCpuList(threadCpus(process.pid, Number(tid))),
+              ),
+            ),
+          );
+        },
+      }),
+    );
+    assert.deepEqual(validateSweepResult(result), []);
+    assert.equal(seen.length, 2);
+    for (const processes of seen) {
+      const servers = processes.filter((p) => p.comm === 'mariadbd');
+      const nodes = processes.filter((p) => p.comm !== 'mariadbd');
+      assert.equal(servers.length, 1, 'the throwaway server');
+      assert.deepEqual([...servers[0]!.cpus], [plan.server], 'every server thread on its CPUs');
+      // The proxy and the Node floor.
+      assert.equal(nodes.length, 2, nodes.map((p) => p.comm).join(', '));
+      for (const node of nodes) assert.deepEqual([...node.cpus], [plan.clientAndProxy]);
+    }
+    for (const threads of ownThreads) assert.deepEqual([...threads], [plan.clientAndProxy]);
+    assert.deepEqual(result.cpus, plan);
+    assert.equal(result.options.topology, 'split');
+    assert.equal(result.clientCpus, plan.clientAndProxy);
+    assert.deepEqual(
+      result.targets.map((target) => [target.name, target.serverCpus, target.proxyCpus]),
+      [
+        ['server', plan.server, null],
+        ['proxied', plan.server, plan.clientAndProxy],
+      ],
+    );
+    // The sweep gives the test process its CPUs back.
+    assert.deepEqual(ownCpus(), cpus);
+    assert.match(seedTable(result), new RegExp(`split: server on CPU ${plan.server}, `));
+  });
+
+  test('--topology split refuses a server it did not start', async () => {
+    const before = ownCpus();
+    await assert.rejects(
+      runSweep(sweepOptions({ topology: 'split' })),
+      /split pins the servers the bench starts; 'direct' is a running server/,
+    );
+    assert.deepEqual(ownCpus(), before);
   });
 
   test('the sysbench driver measures the same step', async () => {
@@ -216,5 +326,17 @@ describe('benchmark sweep', () => {
     });
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /--threads: expected an integer/);
+    const topology = spawnSync(process.execPath, [main, 'bench', 'sweep', '--topology', 'apart'], {
+      encoding: 'utf8',
+    });
+    assert.equal(topology.status, 2);
+    assert.match(topology.stderr, /--topology: expected one of colocated, split, got 'apart'/);
+    const running = spawnSync(
+      process.execPath,
+      [main, 'bench', 'sweep', '--topology', 'split', '--target', `direct=${serverUrl}`],
+      { encoding: 'utf8' },
+    );
+    assert.equal(running.status, 2, running.stderr);
+    assert.match(running.stderr, /'direct' is a running server/);
   });
 });

@@ -16,6 +16,7 @@ import { renderHtml, renderTpsChartSvg } from '../../src/bench/report-html.ts';
 import { perRunLines, progressLine, seedTable } from '../../src/bench/report-text.ts';
 import { validateSweepResult } from '../../src/bench/sweep-result-schema.ts';
 import type {
+  ProbeResult,
   QueryCacheSample,
   StepResult,
   SweepResult,
@@ -66,6 +67,8 @@ function targetOf(name: string): TargetDescription {
       kind: 'nicecache',
       serverVersion: '11.4.5-MariaDB',
       serverOptions: null,
+      serverCpus: '0-7',
+      proxyCpus: '0-7',
     };
   }
   return {
@@ -78,6 +81,8 @@ function targetOf(name: string): TargetDescription {
     serverOptions: cacheOn
       ? { query_cache_type: '1', query_cache_size: '100000000' }
       : { query_cache_type: '0' },
+    serverCpus: '0-7',
+    proxyCpus: null,
   };
 }
 
@@ -128,7 +133,48 @@ function stepOf(target: string, profile: Profile, column: number): StepResult {
     queryCache,
     proxyCpuMicrosPerQuery: profile.proxy ? 11.4 + column * 0.3 : null,
     serverCpuMicrosPerTransaction: 1830 - column * 12,
+    nicecache: profile.proxy
+      ? {
+          direct: 'server cache off',
+          hits: Math.round(queries * 0.8),
+          misses: queries - Math.round(queries * 0.8),
+          floorCpuMicrosPerQuery: 4 + column * 0.1,
+          perQueryToFloor: (11.4 + column * 0.3) / (4 + column * 0.1),
+          proxyCpuMicrosPerHit: 5,
+          perHitToFloor: 5 / (4 + column * 0.1),
+          proxyCpuMicrosPerMiss: 37,
+          perMissToFloor: 37 / (4 + column * 0.1),
+          serverCpuToDirect: 0.25,
+        }
+      : null,
   };
+}
+
+function probesOf(): ProbeResult[] {
+  return THREADS.flatMap((threads, column) => [
+    {
+      kind: 'node-floor' as const,
+      target: null,
+      threads,
+      seconds: 2,
+      queries: 40_000,
+      qps: 20_000,
+      cpuMicrosPerQuery: 4 + column * 0.1,
+      hitRatio: null,
+      errors: 0,
+    },
+    {
+      kind: 'hits' as const,
+      target: 'nicecache',
+      threads,
+      seconds: 2,
+      queries: 30_000,
+      qps: 15_000,
+      cpuMicrosPerQuery: 5,
+      hitRatio: 0.9997,
+      errors: 0,
+    },
+  ]);
 }
 
 function fixture(): SweepResult {
@@ -141,7 +187,7 @@ function fixture(): SweepResult {
     }
   });
   return {
-    version: 2,
+    version: 3,
     startedAt: '2025-03-14T09:26:53.589Z',
     finishedAt: '2025-03-14T09:51:12.004Z',
     command: 'nicecache bench --threads 1,2,4,8,16,32 --time 60 --warmup 10',
@@ -166,9 +212,14 @@ function fixture(): SweepResult {
       skipTrx: false,
       psMode: 'disable',
       distribution: 'special',
+      topology: 'colocated',
+      probeSeconds: 2,
     },
+    cpus: null,
+    clientCpus: '0-7',
     targets: names.map(targetOf),
     steps,
+    probes: probesOf(),
   };
 }
 
@@ -231,6 +282,74 @@ describe('seedTable', () => {
   });
 });
 
+describe('seedTable: the costs beside the Node floor', () => {
+  const lines = seedTable(fixture()).split('\n');
+  const table = (title: string, rows: number): { label: string; cells: string[] }[] => {
+    const start = lines.indexOf(title);
+    assert.notEqual(start, -1, `no '${title}' in\n${lines.join('\n')}`);
+    assert.deepEqual(tableRow(lines[start + 1] ?? '', 6).cells, THREADS.map(String));
+    return lines.slice(start + 2, start + 2 + rows).map((line) => tableRow(line, 6));
+  };
+
+  test('the floor measured at every thread count', () => {
+    assert.deepEqual(table('Node floor (point selects, same sessions), CPU µs per query:', 1), [
+      { label: 'node floor', cells: ['4.0', '4.1', '4.2', '4.3', '4.4', '4.5'] },
+    ]);
+  });
+
+  test('the proxy per query, per hit and per miss as multiples of it', () => {
+    const rows = table(
+      'Proxy CPU ÷ Node floor (a miss is what the step spent beyond its hits):',
+      4,
+    );
+    assert.deepEqual(
+      rows.map((row) => row.label),
+      [
+        'nicecache per query',
+        'nicecache per hit',
+        'nicecache per miss',
+        'nicecache hits ÷ queries',
+      ],
+    );
+    assert.deepEqual(rows[0]?.cells.slice(0, 2), ['2.85', '2.85']);
+    assert.deepEqual(rows[1]?.cells.slice(0, 2), ['1.25', '1.22']);
+    assert.deepEqual(rows[2]?.cells[0], '9.25');
+    assert.deepEqual(rows[3]?.cells[0], '80%');
+  });
+
+  test('every target’s server CPU per transaction, and nicecache’s share of direct', () => {
+    const rows = table('Server CPU per transaction, µs (through nicecache ÷ direct below):', 4);
+    assert.deepEqual(rows[0], {
+      label: 'server cache off',
+      cells: ['1830', '1818', '1806', '1794', '1782', '1770'],
+    });
+    assert.deepEqual(rows[3], {
+      label: 'nicecache / server cache off',
+      cells: ['0.25', '0.25', '0.25', '0.25', '0.25', '0.25'],
+    });
+  });
+
+  test('says where the processes ran', () => {
+    assert.match(lines[0] ?? '', /, colocated$/);
+    const split = fixture();
+    split.options.topology = 'split';
+    split.cpus = { server: '4-7', clientAndProxy: '0-3' };
+    assert.match(
+      seedTable(split).split('\n')[0] ?? '',
+      /, split: server on CPU 4-7, client and proxy on CPU 0-3$/,
+    );
+    assert.deepEqual(validateSweepResult(split), []);
+  });
+
+  test('a sweep without probes or costs prints dashes, not NaN', () => {
+    const bare = fixture();
+    bare.probes = [];
+    for (const step of bare.steps) step.nicecache = null;
+    const text = seedTable(bare);
+    assert.doesNotMatch(text, /NaN|undefined|Node floor/);
+  });
+});
+
 describe('perRunLines', () => {
   const result = fixture();
   const lines = perRunLines(result);
@@ -254,7 +373,7 @@ describe('perRunLines', () => {
     );
     assert.match(
       lines[2] ?? '',
-      /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query, server 1830 µs cpu per transaction$/,
+      /^nicecache: 1 thread, .* proxy 11\.4 µs cpu per query, server 1830 µs cpu per transaction, 861235 hits, 215309 misses, proxy per hit 5\.0 µs \(1\.25× floor\), per miss 37\.0 µs \(9\.25× floor\), server cpu 0\.25× server cache off$/,
     );
     assert.doesNotMatch(lines[0] ?? '', /query cache|proxy|error/);
   });
@@ -326,16 +445,51 @@ describe('validateSweepResult', () => {
     result.steps[0] = { ...second, threads: 2 };
     result.steps[1] = first;
     first.system.idle = -1;
-    (result as unknown as Record<string, unknown>).version = 3;
+    (result as unknown as Record<string, unknown>).version = 4;
     (result.options as unknown as Record<string, unknown>).extra = true;
     assert.deepEqual(validateSweepResult(result), [
-      'version: expected 2, got 3',
+      'version: expected 3, got 4',
       'options.extra: unexpected field',
       'steps[1].threads: 1 after 2: steps must run in ascending thread order',
       'steps[1].system.idle: expected a non-negative number, got -1',
       "steps[4]: a second step of 'server cache on (100 MB)' at 2 threads",
     ]);
     assert.deepEqual(validateSweepResult(null), ['(root): expected an object, got null']);
+  });
+});
+
+describe('validateSweepResult: probes, costs and CPUs', () => {
+  test('reports probes that name nothing declared, and bad CPU lists', () => {
+    const result = fixture();
+    const [floor, hits] = result.probes;
+    assert.ok(floor !== undefined && hits !== undefined);
+    floor.target = 'nicecache';
+    hits.target = 'elsewhere';
+    result.probes.push({ ...hits, target: 'nicecache', threads: 3 });
+    result.clientCpus = 'all';
+    const target = result.targets[0];
+    assert.ok(target !== undefined);
+    target.serverCpus = '1-';
+    assert.deepEqual(validateSweepResult(result), [
+      'clientCpus: expected a CPU list such as 0-1, got "all"',
+      'targets[0].serverCpus: expected a CPU list such as 0-1, got "1-"',
+      'probes[0].target: the Node floor probe names no target',
+      "probes[1].target: 'elsewhere' is not a declared target",
+      'probes[12].threads: 3 is not in options.threads',
+    ]);
+  });
+
+  test('reports a cost that is not a measure', () => {
+    const result = fixture();
+    const step = result.steps.find((s) => s.nicecache !== null);
+    assert.ok(step?.nicecache);
+    step.nicecache.perHitToFloor = -1;
+    delete (step.nicecache as unknown as Record<string, unknown>).misses;
+    const index = result.steps.indexOf(step);
+    assert.deepEqual(validateSweepResult(result), [
+      `steps[${index}].nicecache.misses: missing`,
+      `steps[${index}].nicecache.perHitToFloor: expected a non-negative number, got -1`,
+    ]);
   });
 });
 
