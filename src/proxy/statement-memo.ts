@@ -4,10 +4,16 @@
  * again (about 0.7 µs). What a text means depends on sql_mode and the server, so those are part
  * of the memo's key; the memo is bounded and simply emptied when full.
  */
+import { Doorkeeper } from '../cache/doorkeeper.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 
 const MAX_ENTRIES = 20_000;
+/**
+ * The doorkeeper's size: well above MAX_ENTRIES, so texts that repeat rarely collide with
+ * one-time ones, and cleared as often as a full memo would be.
+ */
+const DOORKEEPER_BITS = 1 << 18;
 
 export interface ClassifyMode {
   ansiQuotes: boolean;
@@ -44,6 +50,13 @@ export class StatementMemo {
     () => new Map<string, MemoEntry>(),
   );
   #size = 0;
+  /**
+   * Only texts seen before are kept: statements whose literals differ every time (a point
+   * select by a random id, an insert of new values) would otherwise fill the memo with entries
+   * no one looks up again, which live long enough to be promoted and cost old-generation GC, and
+   * clear it for the texts that do repeat. A text that repeats is classified twice, then kept.
+   */
+  readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, MAX_ENTRIES * 4);
   #serverVersion = '';
   #serverVersionNumber: number | undefined;
 
@@ -62,6 +75,7 @@ export class StatementMemo {
     let entry = memo.get(sql);
     if (entry === undefined) {
       entry = new MemoEntry(classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }));
+      if (!this.#doorkeeper.seenBefore(sql)) return entry;
       if (this.#size >= MAX_ENTRIES) this.#clear();
       memo.set(sql, entry);
       this.#size++;
