@@ -7,9 +7,11 @@
 #
 #   bash bench/admission.sh [seconds per run, default 10] [rounds, default 3]
 #
-# Per run: transactions per second, the proxy's CPU per transaction (user + system from
-# /proc/<pid>/stat), and for cache targets the hits, the SELECTs the server ran (its Com_select)
-# and the fills admission declined (Qcache_admission_declined) in that run.
+# Per run: transactions per second, the proxy's CPU per transaction and per query (user + system
+# from /proc/<pid>/stat) and per query as a ratio to the Node floor (bench/node-floor.ts, one
+# write of a fixed reply per command, driven by oltp_point_select at the same thread count at the
+# start of each round), and for cache targets the hits, the SELECTs the server ran (its
+# Com_select) and the fills admission declined (Qcache_admission_declined) in that run.
 #
 # Environment: BACKEND (default 127.0.0.1:3306), THREADS (default 8), TABLE_SIZE (default
 # 200000), CACHE (default 100M), WORKERS (proxy worker threads, default 1), WORKLOADS (default
@@ -80,6 +82,17 @@ if [ "$rows" != "$table_size" ]; then
   sb "$port" oltp_read_write prepare >/dev/null
 fi
 
+start_floor() {
+  local log
+  log=$(mktemp)
+  logs+=("$log")
+  node bench/node-floor.ts 0 >"$log" 2>&1 &
+  pids[floor]=$!
+  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
+  ports[floor]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+  [ -n "${ports[floor]}" ] || { cat "$log" >&2; exit 1; }
+}
+start_floor
 start relay . 0
 start cache . "$cache"
 targets="relay cache"
@@ -90,8 +103,8 @@ fi
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores, --db-ps-mode=disable, $threads threads, 1 table x $table_size rows, cache $cache, $workers worker(s), ${seconds}s per run, $rounds rounds"
 echo
-echo "| workload | round | target | tps | proxy CPU µs/txn | hits | server SELECTs | hit ratio | declined |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| workload | round | target | tps | proxy CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 step=0
 for workload in $workloads; do
   for round in $(seq 1 "$rounds"); do
@@ -99,6 +112,14 @@ for workload in $workloads; do
     set -- $targets
     for _ in $(seq 1 $((step % $#))); do set -- "${@:2}" "$1"; done
     step=$((step + 1))
+    ticks0=$(ticks "${pids[floor]}")
+    out=$(sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 \
+      --mysql-port="${ports[floor]}" --mysql-user=root --mysql-db=$db --tables=1 \
+      --table-size="$table_size" --db-ps-mode=disable --threads="$threads" --time="$seconds" run)
+    floor_queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
+    floor_us=$(awk -v c="$((($(ticks "${pids[floor]}") - ticks0) * tick_us))" -v q="$floor_queries" \
+      'BEGIN { printf "%.1f", c / q }')
+    echo "| oltp_point_select | $round | floor | - | - | $floor_us | 1.00 | - | - | - | - |"
     for target in "$@"; do
       target_port=${ports[$target]}
       hits0=$(status "$target_port" Qcache_hits)
@@ -112,10 +133,12 @@ for workload in $workloads; do
       declined=$(($(status "$target_port" Qcache_admission_declined) - declined0))
       tps=$(echo "$out" | awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }')
       txns=$(echo "$out" | awk '/transactions:/ { print $2 }')
+      queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
       awk -v w="$workload" -v r="$round" -v t="$target" -v tps="$tps" -v n="$txns" \
         -v c="$(((ticks1 - ticks0) * tick_us))" -v h="$hits" -v s="$selects" -v d="$declined" \
-        'BEGIN { printf "| %s | %d | %s | %.1f | %.0f | %d | %d | %.1f%% | %d |\n",
-          w, r, t, tps, c / n, h, s, 100 * h / (h + s), d }'
+        -v q="$queries" -v f="$floor_us" \
+        'BEGIN { printf "| %s | %d | %s | %.1f | %.0f | %.1f | %.2f | %d | %d | %.1f%% | %d |\n",
+          w, r, t, tps, c / n, c / q, c / q / f, h, s, 100 * h / (h + s), d }'
     done
   done
 done
