@@ -19,26 +19,28 @@
  * reads is at or below DECLINE_AT, its misses are relayed without a copy; one in PROBE_EVERY of
  * them is stored anyway, so the score keeps hearing what its results would have done.
  *
- * SERVED_CREDIT is the break-even of that trade, measured on this machine (BENCHMARKS.md,
- * "Admission"): a stored result that is hit once saves about four times what a wasted fill costs
- * (a hit saves a relay, ~55-80 µs of proxy CPU, plus the server's ~95 µs; a fill that is never
- * read costs ~25-45 µs more than relaying). A result served more than once is counted once:
- * counting each hit would put a write on every hit; under-crediting only makes the cache store
- * slightly less eagerly on tables where most results die unread anyway.
+ * SERVED_CREDIT is the trade's break-even, from sysbench oltp_read_write through one worker on
+ * this machine (BENCHMARKS.md, "Admission"): declining the fills cut the proxy's CPU by about
+ * 10 µs per SELECT (the copy, the entry, its removal and their garbage), while a hit saves the
+ * relay of the query (~25-30 µs of proxy CPU) and the server's work (~95 µs): one served result
+ * is worth about ten wasted fills; 8 is that, rounded down for a rough estimate. A result served
+ * more than once is credited once: crediting each hit would put a write on every hit, and
+ * under-crediting only declines tables whose results are seldom served anyway.
  *
- * Why per table and not per query (a count-min sketch of keys, TinyLFU's doorkeeper): what makes
- * a fill worthless here is the write rate of its tables, which a key's frequency does not see (an
- * oltp_read_write key is read again often, but always after the next write), while a doorkeeper
- * on oltp_read_only declines every key's first fill and costs one extra miss per key, which
- * measured as a loss of hit ratio on the uniform keys sysbench draws. The scores are this
- * worker's own (plain typed-array writes, nothing shared): they judge this worker's store, which
- * is the one that pays for the copies.
+ * Why per table and not per key (a count-min sketch of key hashes, TinyLFU): what makes a fill
+ * worthless here is the write rate of its tables, which a key's frequency does not see (an
+ * oltp_read_write key is read again, but after the next write to its table), and a doorkeeper
+ * that stores a key only from its second miss costs every key one more miss: on oltp_read_only
+ * (sysbench's special distribution, a hot 1% and a long tail of rows read a few times each) that
+ * is the tail's hits lost, while the table scores decline nothing there. The scores are this worker's own (plain
+ * typed-array writes, nothing shared, nothing on the registry's words that every hit reads):
+ * they judge this worker's store, which is the one that pays for the copies.
  *
  * Admission only ever declines to store: what is served is decided by the registry as before.
  */
 
 /** What the first hit of a stored result is worth, in wasted fills. */
-export const SERVED_CREDIT = 4;
+export const SERVED_CREDIT = 8;
 /** A table at or below this score has its results relayed without being stored. */
 export const DECLINE_AT = -8;
 /** The score's bounds: how much history it keeps. */
