@@ -11,7 +11,7 @@ import { DECLINE_AT, PROBE_EVERY } from '../../src/cache/fill-admission.ts';
 import { ProxyHarness, WARM_DB, differential, runStatements } from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
 
-const DB = 'nc_admission';
+const DB = 'nc_admission_scenario';
 
 const SETUP = [
   `DROP DATABASE IF EXISTS ${DB}`,
