@@ -11,9 +11,10 @@ import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classi
 const MAX_ENTRIES = 20_000;
 /**
  * The doorkeeper's size: well above MAX_ENTRIES, so texts that repeat rarely collide with
- * one-time ones, and cleared as often as a full memo would be.
+ * one-time ones. It forgets after DOORKEEPER_RESET memo misses, before it fills up.
  */
 const DOORKEEPER_BITS = 1 << 18;
+const DOORKEEPER_RESET = MAX_ENTRIES * 4;
 
 export interface ClassifyMode {
   ansiQuotes: boolean;
@@ -56,7 +57,7 @@ export class StatementMemo {
    * no one looks up again, which live long enough to be promoted and cost old-generation GC, and
    * clear it for the texts that do repeat. A text that repeats is classified twice, then kept.
    */
-  readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, MAX_ENTRIES * 4);
+  readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, DOORKEEPER_RESET);
   #serverVersion = '';
   #serverVersionNumber: number | undefined;
 
