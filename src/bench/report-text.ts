@@ -225,6 +225,9 @@ function perRunLine(step: StepResult): string {
       queryCache.hitRatio === null ? 'n/a' : `${(queryCache.hitRatio * 100).toFixed(1)}%`;
     parts.push(`query cache ${queryCache.hits} hits`, `hit ratio ${ratio}`);
     if (queryCache.lowmemPrunes > 0) parts.push(`${queryCache.lowmemPrunes} lowmem prunes`);
+    if ((queryCache.admissionDeclined ?? 0) > 0) {
+      parts.push(`${queryCache.admissionDeclined} fills declined`);
+    }
     if (queryCache.lockWaits !== null) {
       const waited =
         queryCache.lockWaitSeconds === null ? '' : ` (${queryCache.lockWaitSeconds.toFixed(3)} s)`;

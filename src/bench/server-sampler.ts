@@ -11,6 +11,7 @@ const COUNTERS = [
   'Qcache_inserts',
   'Qcache_not_cached',
   'Qcache_lowmem_prunes',
+  'Qcache_admission_declined',
   'Com_select',
 ];
 
@@ -77,6 +78,9 @@ export async function startServerSample(server: ConnectionOptions): Promise<Serv
           inserts: delta('Qcache_inserts'),
           notCached: delta('Qcache_not_cached'),
           lowmemPrunes: delta('Qcache_lowmem_prunes'),
+          ...(after.counters.has('Qcache_admission_declined')
+            ? { admissionDeclined: delta('Qcache_admission_declined') }
+            : {}),
           selects,
           hitRatio: hits + selects > 0 ? hits / (hits + selects) : null,
           lockWaits: after.lockWaits === null ? null : after.lockWaits - (before.lockWaits ?? 0),

@@ -342,6 +342,7 @@ function validateQueryCache(check: Checker, value: unknown, path: string): void 
     'inserts',
     'notCached',
     'lowmemPrunes',
+    'admissionDeclined',
     'selects',
     'hitRatio',
     'lockWaits',
@@ -351,6 +352,8 @@ function validateQueryCache(check: Checker, value: unknown, path: string): void 
   for (const key of ['hits', 'inserts', 'notCached', 'lowmemPrunes', 'selects']) {
     check.count(cache[key], `${path}.${key}`);
   }
+  if (cache.admissionDeclined !== undefined)
+    check.count(cache.admissionDeclined, `${path}.admissionDeclined`);
   if (cache.hitRatio !== null) check.measure(cache.hitRatio, `${path}.hitRatio`, { max: 1 });
   if (cache.lockWaits !== null) check.count(cache.lockWaits, `${path}.lockWaits`);
   if (cache.lockWaitSeconds !== null)

@@ -20,6 +20,11 @@ export interface QueryCacheSample {
   inserts: number;
   notCached: number;
   lowmemPrunes: number;
+  /**
+   * nicecache's Qcache_admission_declined: cacheable SELECTs relayed without being stored,
+   * because results over their tables die unread. Absent for targets that do not report it.
+   */
+  admissionDeclined?: number;
   /** Com_select: SELECTs the server executed (a query-cache hit is not counted there). */
   selects: number;
   /** hits / (hits + selects), or null when nothing was read. */

@@ -35,8 +35,13 @@ export const Counter = {
   STALE_HITS_REFUSED: 10,
   /** SELECTs that waited for an identical one in flight and were served its result. */
   SINGLE_FLIGHT_HITS: 11,
+  /**
+   * Cacheable SELECTs relayed without a copy: results over their tables die unread, made stale
+   * by writes before anyone reads them again (fill-admission.ts). Also counted in NOT_CACHED.
+   */
+  ADMISSION_DECLINED: 12,
 } as const;
-const COUNTERS = 12;
+const COUNTERS = 13;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {

@@ -200,6 +200,18 @@ export class InvalidationRegistry {
     return age >= 0 && age < MAX_AGE;
   }
 
+  /**
+   * Has a write to `slot` finished since `fillSeq`, or is one in flight? Tells which of a stale
+   * result's tables made it stale (off the hit path: when the result is dropped).
+   */
+  writtenSince(slot: number, fillSeq: number): boolean {
+    const words = this.#words;
+    return (
+      Atomics.load(words, this.#inFlightBase + slot) !== 0 ||
+      !notAfter(Atomics.load(words, HEADER_WORDS + slot), fillSeq)
+    );
+  }
+
   /** How many writes are in flight on a slot (for tests and stats). */
   inFlight(slot: number): number {
     return Atomics.load(this.#words, this.#inFlightBase + slot);

@@ -4,6 +4,7 @@
  * the cache at all, is the session's business.
  */
 import { CacheStats, Counter } from './cache-stats.ts';
+import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
 import { ResultStore } from './result-store.ts';
 import type { CachedResult } from './result-store.ts';
@@ -38,14 +39,19 @@ export class QueryCache {
   readonly type: QueryCacheType;
   readonly limitBytes: number;
   readonly #store: ResultStore;
+  /** Which misses are worth a copy, learned from what became of the results stored so far. */
+  readonly admission: FillAdmission;
   #clearCount: number;
   #evictions = 0;
   /** The registry's sequence when the last complete pass over the store began. */
   #sweptAt: number | null = null;
   /** The registry's sequence when the pass under way began. */
   #passFrom: number | null = null;
-  readonly #isDead = (result: CachedResult): boolean =>
-    !this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq);
+  readonly #isDead = (result: CachedResult): boolean => {
+    if (this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) return false;
+    this.#noteDropped(result);
+    return true;
+  };
 
   constructor(registry: InvalidationRegistry, stats: CacheStats, options: QueryCacheOptions) {
     this.registry = registry;
@@ -53,6 +59,7 @@ export class QueryCache {
     this.type = options.type;
     this.limitBytes = options.limitBytes;
     this.#store = new ResultStore({ budgetBytes: options.budgetBytes, ttlMs: options.ttlMs });
+    this.admission = new FillAdmission(registry.slots);
     this.#clearCount = registry.clearCount();
     const interval = options.sweepIntervalMs ?? 0;
     if (interval > 0) setInterval(() => this.sweep(SWEEP_BATCH), interval).unref();
@@ -86,15 +93,32 @@ export class QueryCache {
     const registry = this.registry;
     // One pass on the hit path: fresh for the snapshot implies fresh for everyone.
     if (registry.isFresh(result.slots, result.fillSeq, snapshotSeq ?? result.fillSeq)) {
+      if (!result.served) {
+        result.served = true;
+        this.admission.served(result.slots);
+      }
       return result;
     }
     this.stats.add(Counter.STALE_HITS_REFUSED);
     if (snapshotSeq === null || !registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) {
       // Stale for everyone from now on: free the room at once.
+      this.#noteDropped(result);
       this.#store.delete(key);
       this.#updateGauges();
     }
     return undefined;
+  }
+
+  /**
+   * Should a miss over `slots` copy its reply for the store? When not, the miss is relayed and
+   * counted as declined (and as not cached): results over these tables have been made stale
+   * before anyone read them again.
+   */
+  admits(slots: Int32Array): boolean {
+    if (this.admission.admits(slots)) return true;
+    this.stats.add(Counter.ADMISSION_DECLINED);
+    this.stats.add(Counter.NOT_CACHED);
+    return false;
   }
 
   /** Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. */
@@ -144,7 +168,20 @@ export class QueryCache {
     this.#clearCount = count;
     this.#passFrom = null;
     this.#store.clear();
+    this.admission.reset();
     this.#updateGauges();
+  }
+
+  /**
+   * A result is dropped as stale: if no one was ever served it, the tables whose writes made it
+   * stale wasted a fill. A write to everything blames no table in particular.
+   */
+  #noteDropped(result: CachedResult): void {
+    if (result.served) return;
+    const slots = result.slots;
+    for (let i = 0; i < slots.length; i++) {
+      if (this.registry.writtenSince(slots[i]!, result.fillSeq)) this.admission.wasted(slots[i]!);
+    }
   }
 
   #updateGauges(): void {

@@ -28,6 +28,8 @@ export interface CachedResult {
   readonly fillSeq: number;
   /** When it was stored (ms, from the store's clock), for the TTL. */
   storedAt: number;
+  /** Set by the cache the first time the result is served (admission learns from it). */
+  served: boolean;
 }
 
 export interface ResultStoreOptions {
@@ -74,6 +76,7 @@ class Entry implements CachedResult {
   readonly slots: Int32Array;
   readonly fillSeq: number;
   storedAt: number;
+  served = false;
   readonly charge: number;
   /** SIEVE's bit: read since the hand last passed it. */
   visited = false;
@@ -84,7 +87,7 @@ class Entry implements CachedResult {
 
   constructor(
     key: string,
-    result: Omit<CachedResult, 'storedAt'>,
+    result: Omit<CachedResult, 'storedAt' | 'served'>,
     charge: number,
     storedAt: number,
   ) {
@@ -189,7 +192,7 @@ export class ResultStore {
    * larger buffer (Buffer.allocUnsafe's pool, a socket chunk), which a kept entry would otherwise
    * keep alive whole while being charged for the view only, and `statusOffsets` is copied.
    */
-  set(key: string, result: Omit<CachedResult, 'storedAt'>): boolean {
+  set(key: string, result: Omit<CachedResult, 'storedAt' | 'served'>): boolean {
     const previous = this.#entries.get(key);
     if (previous !== undefined) this.#unlink(previous);
     const charge = ResultStore.chargeOf(key, result);

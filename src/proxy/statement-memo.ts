@@ -4,12 +4,19 @@
  * again (about 0.7 µs). What a text means depends on sql_mode and the server, so those are part
  * of the memo's key; the memo is bounded and simply emptied when full.
  */
+import { Doorkeeper } from '../cache/doorkeeper.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
 
 const MAX_ENTRIES = 20_000;
+/**
+ * The doorkeeper's size: well above MAX_ENTRIES, so texts that repeat rarely collide with
+ * one-time ones. It forgets after DOORKEEPER_RESET memo misses, before it fills up.
+ */
+const DOORKEEPER_BITS = 1 << 18;
+const DOORKEEPER_RESET = MAX_ENTRIES * 4;
 
 export interface ClassifyMode {
   ansiQuotes: boolean;
@@ -53,6 +60,13 @@ export class StatementMemo {
     () => new Map<string, MemoEntry>(),
   );
   #size = 0;
+  /**
+   * Only texts seen before are kept: statements whose literals differ every time (a point
+   * select by a random id, an insert of new values) would otherwise fill the memo with entries
+   * no one looks up again, which live long enough to be promoted and cost old-generation GC, and
+   * clear it for the texts that do repeat. A text that repeats is classified twice, then kept.
+   */
+  readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, DOORKEEPER_RESET);
   #serverVersion = '';
   #serverVersionNumber: number | undefined;
 
@@ -74,6 +88,7 @@ export class StatementMemo {
         classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
         tokenizesTheSameInEveryMode(sql),
       );
+      if (!this.#doorkeeper.seenBefore(sql)) return entry;
       if (this.#size >= MAX_ENTRIES) this.#clear();
       memo.set(sql, entry);
       this.#size++;

@@ -884,6 +884,9 @@ export class StatementRouter {
       if (flight !== null)
         return { action: 'wait', flight, maxWaitMs: flights.maxWaitMs, metadata: false };
     }
+    // Results over tables written faster than they are read again are not copied at all.
+    if (!this.#cache.admits(slots))
+      return this.#forward(command, info, null, entry.establishesSnapshot);
     const registry = this.#cache.registry;
     // Read inside a snapshot, the result is what was committed at the snapshot: it may be kept
     // only as long as nothing was written since, which the snapshot's number says.

@@ -39,6 +39,7 @@ export function statusValues(cache: QueryCache): StatusValues {
     ['Qcache_stale_fills_refused', shown(Counter.STALE_FILLS_REFUSED)],
     ['Qcache_stale_hits_refused', shown(Counter.STALE_HITS_REFUSED)],
     ['Qcache_single_flight_hits', shown(Counter.SINGLE_FLIGHT_HITS)],
+    ['Qcache_admission_declined', shown(Counter.ADMISSION_DECLINED)],
     ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
     ...BYPASS_NAMES.map(
       (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,

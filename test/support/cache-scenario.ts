@@ -50,6 +50,7 @@ export type CounterName =
   | 'stale_hits_refused'
   | 'queries_in_cache'
   | 'lowmem_prunes'
+  | 'admission_declined'
   | `bypass_${(typeof BYPASS_REASONS)[number]}`;
 
 export type Deltas = Partial<Record<CounterName, number>>;

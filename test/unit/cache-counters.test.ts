@@ -11,7 +11,7 @@ import { QueryCache } from '../../src/cache/query-cache.ts';
 import { ResultStore } from '../../src/cache/result-store.ts';
 import type { CachedResult } from '../../src/cache/result-store.ts';
 
-function entry(tag: number, slot = 0): Omit<CachedResult, 'storedAt'> {
+function entry(tag: number, slot = 0): Omit<CachedResult, 'storedAt' | 'served'> {
   const bytes = Buffer.allocUnsafeSlow(8).fill(0);
   bytes.writeUInt32LE(tag, 0);
   return { bytes, statusOffsets: [], slots: Int32Array.of(slot), fillSeq: tag };

@@ -377,6 +377,18 @@ describe('perRunLines', () => {
     );
     assert.doesNotMatch(lines[0] ?? '', /query cache|proxy|error/);
   });
+
+  test('says how many fills admission declined, where the target reports any', () => {
+    const withDeclines = fixture();
+    const index = withDeclines.steps.findIndex((s) => s.queryCache !== null);
+    const step = withDeclines.steps[index]!;
+    step.queryCache = { ...step.queryCache!, admissionDeclined: 4242 };
+    assert.deepEqual(validateSweepResult(withDeclines), []);
+    assert.match(perRunLines(withDeclines)[index] ?? '', /, 4242 fills declined(,|$)/);
+    assert.doesNotMatch(lines[index] ?? '', /declined/);
+    step.queryCache = { ...step.queryCache, admissionDeclined: -1 };
+    assert.notDeepEqual(validateSweepResult(withDeclines), []);
+  });
 });
 
 test('progressLine is one short line', () => {

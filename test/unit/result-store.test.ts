@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { ENTRY_OVERHEAD_BYTES, ResultStore } from '../../src/cache/result-store.ts';
 import type { CachedResult } from '../../src/cache/result-store.ts';
 
-type Input = Omit<CachedResult, 'storedAt'>;
+type Input = Omit<CachedResult, 'storedAt' | 'served'>;
 
 /** A result whose bytes start with `tag`, so a later read shows which version was stored. */
 function result(tag: number, replyBytes = 16, slots = 1): Input {

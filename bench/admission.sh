@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Does storing results pay when the table is written all the time? sysbench oltp_read_write
+# (every transaction writes the one table) and oltp_read_only through nicecache with its cache on
+# and through nicecache as a plain relay (--query-cache-size 0), interleaved run by run in one
+# session, so every target sees the same machine. Optionally a third target: another checkout's
+# nicecache with its cache on (BASELINE_DIR), to compare hit ratios with and without a change.
+#
+#   bash bench/admission.sh [seconds per run, default 10] [rounds, default 3]
+#
+# Per run: transactions per second, the proxy's CPU per transaction and per query (user + system
+# from /proc/<pid>/stat) and per query as a ratio to the Node floor (bench/node-floor.ts, one
+# write of a fixed reply per command, driven by oltp_point_select at the same thread count at the
+# start of each round), and for cache targets the hits, the SELECTs the server ran (its
+# Com_select) and the fills admission declined (Qcache_admission_declined) in that run.
+#
+# Environment: BACKEND (default 127.0.0.1:3306), THREADS (default 8), TABLE_SIZE (default
+# 200000), CACHE (default 100M), WORKERS (proxy worker threads, default 1), WORKLOADS (default
+# "oltp_read_write oltp_read_only"), BASELINE_DIR (a nicecache checkout, default none),
+# ADMIN_USER (the proxies' --admin-user, default root: without one every write may fire triggers,
+# so the cache probes the session after each, and invalidates everything).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+seconds=${1:-10}
+rounds=${2:-3}
+backend=${BACKEND:-127.0.0.1:3306}
+threads=${THREADS:-8}
+table_size=${TABLE_SIZE:-200000}
+cache=${CACHE:-100M}
+workers=${WORKERS:-1}
+workloads=${WORKLOADS:-oltp_read_write oltp_read_only}
+baseline_dir=${BASELINE_DIR:-}
+admin_user=${ADMIN_USER:-root}
+db=nc_admission
+host=${backend%:*}
+port=${backend##*:}
+
+command -v sysbench >/dev/null || { echo "sysbench is missing: apt-get install sysbench" >&2; exit 1; }
+
+declare -A pids ports
+logs=()
+cleanup() {
+  for name in "${!pids[@]}"; do kill "${pids[$name]}" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -f "${logs[@]}"
+}
+trap cleanup EXIT
+
+# start NAME DIR SIZE: a proxy from checkout DIR with --query-cache-size SIZE.
+start() {
+  local name=$1 dir=$2 size=$3 log
+  log=$(mktemp)
+  logs+=("$log")
+  node "$dir/src/cli/main.ts" proxy --listen 127.0.0.1:0 --backend "$backend" \
+    --workers "$workers" --query-cache-size "$size" --admin-user "$admin_user" 2>"$log" &
+  pids[$name]=$!
+  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
+  ports[$name]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$log")
+  [ -n "${ports[$name]}" ] || { cat "$log" >&2; exit 1; }
+}
+
+sb() {
+  local target_port=$1 workload=$2 command=$3
+  shift 3
+  sysbench "$workload" --db-driver=mysql --mysql-host="$host" --mysql-port="$target_port" \
+    --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" \
+    --db-ps-mode=disable "$@" "$command"
+}
+status() {
+  local value
+  value=$(mariadb -h127.0.0.1 -P"$1" -uroot -Nse "SHOW GLOBAL STATUS LIKE '$2'" | awk '{ print $2 }')
+  echo "${value:-0}"
+}
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+
+mariadb -h"$host" -P"$port" -uroot -e "CREATE DATABASE IF NOT EXISTS $db"
+rows=$(mariadb -h"$host" -P"$port" -uroot -Nse "SELECT COUNT(*) FROM $db.sbtest1" 2>/dev/null || echo 0)
+if [ "$rows" != "$table_size" ]; then
+  sb "$port" oltp_read_write cleanup >/dev/null 2>&1 || true
+  sb "$port" oltp_read_write prepare >/dev/null
+fi
+
+start_floor() {
+  local log
+  log=$(mktemp)
+  logs+=("$log")
+  node bench/node-floor.ts 0 >"$log" 2>&1 &
+  pids[floor]=$!
+  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
+  ports[floor]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+  [ -n "${ports[floor]}" ] || { cat "$log" >&2; exit 1; }
+}
+start_floor
+start relay . 0
+start cache . "$cache"
+targets="relay cache"
+if [ -n "$baseline_dir" ]; then
+  start baseline "$baseline_dir" "$cache"
+  targets="relay cache baseline"
+fi
+
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores, --db-ps-mode=disable, $threads threads, 1 table x $table_size rows, cache $cache, $workers worker(s), ${seconds}s per run, $rounds rounds"
+echo
+echo "| workload | round | target | tps | proxy CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+step=0
+for workload in $workloads; do
+  for round in $(seq 1 "$rounds"); do
+    # Rotate the order so no target always runs first or last.
+    set -- $targets
+    for _ in $(seq 1 $((step % $#))); do set -- "${@:2}" "$1"; done
+    step=$((step + 1))
+    ticks0=$(ticks "${pids[floor]}")
+    out=$(sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 \
+      --mysql-port="${ports[floor]}" --mysql-user=root --mysql-db=$db --tables=1 \
+      --table-size="$table_size" --db-ps-mode=disable --threads="$threads" --time="$seconds" run)
+    floor_queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
+    floor_us=$(awk -v c="$((($(ticks "${pids[floor]}") - ticks0) * tick_us))" -v q="$floor_queries" \
+      'BEGIN { printf "%.1f", c / q }')
+    echo "| oltp_point_select | $round | floor | - | - | $floor_us | 1.00 | - | - | - | - |"
+    for target in "$@"; do
+      target_port=${ports[$target]}
+      hits0=$(status "$target_port" Qcache_hits)
+      declined0=$(status "$target_port" Qcache_admission_declined)
+      selects0=$(status "$port" Com_select)
+      ticks0=$(ticks "${pids[$target]}")
+      out=$(sb "$target_port" "$workload" run --threads="$threads" --time="$seconds")
+      ticks1=$(ticks "${pids[$target]}")
+      selects=$(($(status "$port" Com_select) - selects0))
+      hits=$(($(status "$target_port" Qcache_hits) - hits0))
+      declined=$(($(status "$target_port" Qcache_admission_declined) - declined0))
+      tps=$(echo "$out" | awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }')
+      txns=$(echo "$out" | awk '/transactions:/ { print $2 }')
+      queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
+      awk -v w="$workload" -v r="$round" -v t="$target" -v tps="$tps" -v n="$txns" \
+        -v c="$(((ticks1 - ticks0) * tick_us))" -v h="$hits" -v s="$selects" -v d="$declined" \
+        -v q="$queries" -v f="$floor_us" \
+        'BEGIN { printf "| %s | %d | %s | %.1f | %.0f | %.1f | %.2f | %d | %d | %.1f%% | %d |\n",
+          w, r, t, tps, c / n, c / q, c / q / f, h, s, 100 * h / (h + s), d }'
+    done
+  done
+done

@@ -1,0 +1,97 @@
+/**
+ * Admission through the real proxy: results over a table that is written between its reads die
+ * unread, so after a few of them its misses are relayed without being stored
+ * (Qcache_admission_declined, also counted in Qcache_not_cached), while a table that is read
+ * again keeps being stored and served; one declined miss in PROBE_EVERY is stored anyway, and
+ * once such a probe is served the table is stored again. Every reply is compared byte for byte
+ * with the server's: declining only ever changes what is stored, never what a client is sent.
+ */
+import { after, before, describe, test } from 'node:test';
+import { DECLINE_AT, PROBE_EVERY } from '../../src/cache/fill-admission.ts';
+import { ProxyHarness, WARM_DB, differential, runStatements } from '../support/cache-scenario.ts';
+import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
+
+const DB = 'nc_admission_scenario';
+
+const SETUP = [
+  `DROP DATABASE IF EXISTS ${DB}`,
+  `CREATE DATABASE ${DB}`,
+  `USE ${DB}`,
+  'CREATE TABLE hot (id INT PRIMARY KEY, v INT) ENGINE=InnoDB',
+  'INSERT INTO hot VALUES (1, 0), (2, 0)',
+  'CREATE TABLE calm (id INT PRIMARY KEY, w INT) ENGINE=InnoDB',
+  'INSERT INTO calm VALUES (1, 10), (2, 20)',
+  // Empties every store and forgets what admission learned: each side starts the same.
+  'RESET QUERY CACHE',
+];
+
+const READ_HOT = 'SELECT v FROM hot WHERE id = 1';
+const WRITE_HOT = 'UPDATE hot SET v = v + 1 WHERE id = 1';
+const READ_CALM = 'SELECT w FROM calm WHERE id = 1';
+
+describe('admission', () => {
+  let proxy: ProxyHarness;
+
+  before(async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
+      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
+      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
+    ]);
+    proxy = await ProxyHarness.start();
+  });
+
+  after(async () => {
+    await proxy.stop();
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+  });
+
+  test('a table written between its reads stops being stored; a table read again does not', () =>
+    differential(proxy, { database: DB, setup: SETUP }, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+
+      // Each read is stored, and the write after it makes it stale before anyone reads it:
+      // the next read finds it stale (a wasted fill) and reads the server again.
+      for (let round = 0; round < -DECLINE_AT; round++) {
+        await a.query(READ_HOT);
+        await run.expect({ hits: 0, inserts: 1, admission_declined: 0 }, `read ${round}`);
+        await a.query(WRITE_HOT);
+      }
+      // The read that found the last stale entry has its table at the threshold: relayed.
+      await a.query(READ_HOT);
+      await run.expect(
+        { hits: 0, inserts: 0, admission_declined: 1, not_cached: 1 },
+        'a table whose results die unread is not stored',
+      );
+      await a.query(READ_HOT);
+      await run.expect({ hits: 0, inserts: 0, admission_declined: 1 }, 'nor on the next read');
+
+      // Another table on the same worker, read again: stored and served as ever.
+      await a.query(READ_CALM);
+      await a.query(READ_CALM);
+      await run.expect({ hits: 1, inserts: 1, admission_declined: 0 }, 'a re-read table');
+      // Each worker judges its own store: the other one has no reason to decline.
+      await b.query(READ_HOT);
+      await b.query(READ_HOT);
+      await run.expect({ hits: 1, inserts: 1, admission_declined: 0 }, 'the other worker');
+
+      // The writes stopped. All but one declined miss in PROBE_EVERY are relayed; the probe is
+      // stored, and served... (two of those misses were declined above)
+      for (let miss = 3; miss < PROBE_EVERY; miss++) await a.query(READ_HOT);
+      await run.expect(
+        { hits: 0, inserts: 0, admission_declined: PROBE_EVERY - 3 },
+        'declined until the probe',
+      );
+      await a.query(READ_HOT);
+      await run.expect({ hits: 0, inserts: 1, admission_declined: 0 }, 'the probe is stored');
+      await a.query(READ_HOT);
+      await run.expect({ hits: 1, inserts: 0 }, 'and served');
+      // ...which is credit enough for the next miss to be stored again.
+      await a.query(WRITE_HOT);
+      await a.query(READ_HOT);
+      await run.expect({ hits: 0, inserts: 1, admission_declined: 0 }, 'stored again');
+      await a.query(READ_HOT);
+      await run.expect({ hits: 1, inserts: 0 }, 'and served again');
+    }));
+});

@@ -1,0 +1,30 @@
+/**
+ * The doorkeeper in front of the statement memo: a text is "seen before" only from its second
+ * sighting, and the filter forgets everything at once after its bound.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Doorkeeper } from '../../src/cache/doorkeeper.ts';
+
+describe('doorkeeper', () => {
+  test('says seen only from the second sighting, and forgets after resetAfter sightings', () => {
+    const doorkeeper = new Doorkeeper(1 << 16, 5);
+    assert.equal(doorkeeper.seenBefore('SELECT 1'), false);
+    assert.equal(doorkeeper.seenBefore('SELECT 1'), true);
+    assert.equal(doorkeeper.seenBefore('SELECT 2'), false);
+    assert.equal(doorkeeper.seenBefore('SELECT 1'), true);
+    // The fifth sighting clears the bits first.
+    assert.equal(doorkeeper.seenBefore('SELECT 1'), false);
+    assert.equal(doorkeeper.seenBefore('SELECT 1'), true);
+  });
+
+  test('distinct texts mostly stay unseen while the filter is far from full', () => {
+    const doorkeeper = new Doorkeeper(1 << 18, 1 << 20);
+    let seen = 0;
+    for (let id = 0; id < 20_000; id++) {
+      if (doorkeeper.seenBefore(`SELECT c FROM sbtest1 WHERE id=${id}`)) seen++;
+    }
+    // 20k of 262k bits set at most: a collision rate near 4%.
+    assert.ok(seen < 1500, `${seen} false sightings`);
+  });
+});
