@@ -95,8 +95,11 @@ export class PacketFramer {
     return !this.#inPayload && this.#headerFill === 0;
   }
 
-  push(chunk: Buffer): void {
-    const size = chunk.length;
+  /**
+   * Frames `chunk`'s first `size` bytes (all of it by default): a socket that reads into a reused
+   * buffer hands over the buffer and the length read, with no view made per read.
+   */
+  push(chunk: Buffer, size: number = chunk.length): void {
     let pos = 0;
     while (pos < size) {
       if (this.#inPayload) {

@@ -18,7 +18,6 @@
  * only, never the worker and the other sessions on it.
  */
 import type { Socket } from 'node:net';
-import { connect } from 'node:net';
 import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
@@ -44,6 +43,13 @@ import { StatementRouter } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
 import { rewriteStatusReply } from './status-variables.ts';
 import { statusValues } from './status-values.ts';
+import {
+  BACKEND_READ_SIZE,
+  CLIENT_READ_SIZE,
+  ReadBuffer,
+  adoptReading,
+  connectReading,
+} from './socket-reads.ts';
 
 export interface BackendAddress {
   host: string;
@@ -144,12 +150,29 @@ export class ClientSession {
   #backendClosed = false;
   /** Where the registry records this backend connection for the main thread, or -1. */
   #recordedConnection = -1;
+  /** The length of the client read being framed, or 0 outside a read's handler. */
+  #readLength = 0;
+  /** The backend is corked until the end of the client read being framed. */
+  #corked = false;
   /** Runs from the greeting until the login's reply: see SessionOptions.handshakeTimeoutMs. */
   #handshakeTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(client: Socket, options: SessionOptions) {
-    this.#client = client;
+  /**
+   * `accepted` comes from a server listening with `pauseOnConnect`: the session reads it into a
+   * buffer of its own (see socket-reads.ts).
+   */
+  constructor(accepted: Socket, options: SessionOptions) {
     this.#options = options;
+    const clientReads = new ReadBuffer(CLIENT_READ_SIZE);
+    const backendReads = new ReadBuffer(BACKEND_READ_SIZE);
+    const client = adoptReading(accepted, clientReads, (buffer, length) => {
+      try {
+        this.#onClientData(buffer, length);
+      } catch (error) {
+        this.#onHandlerError(error);
+      }
+    });
+    this.#client = client;
     this.#clientFramer = new PacketFramer((packet) => this.#onClientPacket(packet));
     this.#backendFramer = new PacketFramer(
       (packet) => this.#onBackendPacket(packet),
@@ -159,7 +182,6 @@ export class ClientSession {
     client.setNoDelay(true);
     // Nothing is read from the client before the backend has greeted it.
     client.pause();
-    client.on('data', (chunk: Buffer) => this.#guard(() => this.#onClientData(chunk)));
     client.on('drain', () =>
       this.#guard(() => {
         this.#backend.resume();
@@ -172,18 +194,26 @@ export class ClientSession {
     client.on('error', () => this.#guard(() => this.close()));
     client.on('close', () => this.#guard(() => this.close()));
 
-    this.#backend = connect({
-      host: options.backend.host,
-      port: options.backend.port,
-      noDelay: true,
-    });
+    this.#backend = connectReading(
+      { host: options.backend.host, port: options.backend.port, noDelay: true },
+      backendReads,
+      (buffer, length) => {
+        try {
+          this.#onBackendData(buffer, length);
+        } catch (error) {
+          this.#onHandlerError(error);
+        }
+      },
+    );
+    // Each side's reads are relayed to the other as views (see ReadBuffer).
+    clientReads.writesTo = this.#backend;
+    backendReads.writesTo = client;
     // Bounded until the greeting: a backend that accepts but never speaks must not hang clients.
     this.#backend.setTimeout(options.connectTimeoutMs, () =>
       this.#guard(() =>
         this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`)),
       ),
     );
-    this.#backend.on('data', (chunk: Buffer) => this.#guard(() => this.#onBackendData(chunk)));
     this.#backend.on('drain', () =>
       this.#guard(() => {
         if (!this.#draining && !this.#holding) this.#client.resume();
@@ -257,20 +287,36 @@ export class ClientSession {
 
   // --- client → backend ---------------------------------------------------------------------
 
-  #onClientData(chunk: Buffer): void {
-    this.#backend.cork();
+  #onClientData(buffer: Buffer, length: number): void {
+    this.#readLength = length;
     try {
-      this.#clientFramer.push(chunk);
+      this.#clientFramer.push(buffer, length);
     } finally {
-      this.#backend.uncork();
+      this.#readLength = 0;
+      if (this.#corked) {
+        this.#corked = false;
+        this.#backend.uncork();
+      }
+    }
+  }
+
+  /**
+   * Commands pipelined in one read go to the backend in one write: the backend is corked when a
+   * packet is forwarded with more of the read after it. A hit forwards nothing and a lone
+   * command is written at once: neither pays for cork and uncork.
+   */
+  #corkIfMore(packet: FramedPacket): void {
+    if (!this.#corked && packet.end < this.#readLength) {
+      this.#corked = true;
+      this.#backend.cork();
     }
   }
 
   #onClientPacket(packet: FramedPacket): void {
-    const raw = packet.raw!;
+    // No view of the packet's bytes is made before it is known to be needed: a hit needs none.
     switch (this.#phase) {
       case Phase.HANDSHAKE_RESPONSE:
-        this.#onHandshakeResponse(packet, raw);
+        this.#onHandshakeResponse(packet, packet.raw!);
         return;
       case Phase.COMMANDS:
         break;
@@ -283,14 +329,15 @@ export class ClientSession {
       // The rest of a 16 MB+ command (routed with its first packet), a LOCAL INFILE file (the
       // LOAD DATA announced its writes), or the answer to the server's authentication request.
       head?.feedClient(packet);
-      this.#toBackend(raw);
+      this.#corkIfMore(packet);
+      this.#toBackend(packet.raw!);
       return;
     }
     // While a login or COM_CHANGE_USER is under way, whatever the client sends next is either
     // the answer the server will ask for or a command the server reads after the exchange: it
     // waits until the server has said which (never relayed as auth data the server would run).
     if (this.#holding || pending[pending.length - 1]?.tracker.authenticating) {
-      this.#hold(raw, packet.continuation);
+      this.#hold(packet.raw!, packet.continuation);
       return;
     }
     if (packet.length === 0) {
@@ -309,11 +356,12 @@ export class ClientSession {
     // routed like any other.
     const shape = replyShapeOf(command) ?? ReplyShape.SINGLE;
     let plan: CommandPlan | null = null;
-    let out = raw;
+    // A forward may carry a payload of its own (an execution given the types it omitted).
+    let replacement: Buffer | null = null;
     if (this.#router !== null) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
         // Whether the cache answers depends on the replies before it: wait for them.
-        this.#hold(raw, false);
+        this.#hold(packet.raw!, false);
         return;
       }
       // The first packet of a 16 MB+ command is routed too, without its continuations.
@@ -327,12 +375,12 @@ export class ClientSession {
           return;
         case 'probe':
           this.#sendInternal('probe', Buffer.from(route.sql, 'utf8'));
-          this.#hold(raw, false);
+          this.#hold(packet.raw!, false);
           return;
         case 'wait': {
           // An identical miss is on its way (its reply will likely be a hit for this one too),
           // or the schema metadata is being reloaded after DDL.
-          this.#hold(raw, false);
+          this.#hold(packet.raw!, false);
           route.flight.wait(
             () =>
               this.#guard(() => {
@@ -344,11 +392,13 @@ export class ClientSession {
         }
         case 'replay':
           this.#sendInternal('replay', route.payload);
-          this.#hold(raw, false);
+          this.#hold(packet.raw!, false);
           return;
         case 'forward':
           plan = route.plan;
-          if (route.payload !== undefined) out = encodePacket(route.payload, packet.sequenceId);
+          if (route.payload !== undefined) {
+            replacement = encodePacket(route.payload, packet.sequenceId);
+          }
       }
     }
     if (shape !== ReplyShape.NONE) {
@@ -364,7 +414,8 @@ export class ClientSession {
       // Nothing else may reach the backend until a reply to rewrite is complete.
       if (rewrite) this.#holding = true;
     }
-    this.#toBackend(out);
+    this.#corkIfMore(packet);
+    this.#toBackend(replacement ?? packet.raw!);
     if (command === Command.QUIT) this.close();
   }
 
@@ -476,19 +527,19 @@ export class ClientSession {
 
   // --- backend → client ---------------------------------------------------------------------
 
-  #onBackendData(chunk: Buffer): void {
+  #onBackendData(buffer: Buffer, length: number): void {
     if (this.#phase === Phase.GREETING) {
       // The greeting is rewritten (capabilities), so it is sent packet by packet, not as read.
-      this.#backendFramer.push(chunk);
+      this.#backendFramer.push(buffer, length);
       return;
     }
     // A reply of the proxy's own, or one to be rewritten, is never relayed as read. Such a reply
     // is alone on the connection (everything else waits), so a chunk never mixes the two kinds.
     const head = this.#pending[0];
     const relay = head === undefined || (head.internal === null && !head.rewrite);
-    this.#backendFramer.push(chunk);
+    this.#backendFramer.push(buffer, length);
     if (this.#phase === Phase.CLOSED) return;
-    if (relay) this.#toClient(chunk);
+    if (relay) this.#toClient(buffer.subarray(0, length));
     // Closing waits until the chunk holding the last reply has been handed to the client.
     if (this.#closeAfterRelay) {
       this.close();
@@ -700,15 +751,19 @@ export class ClientSession {
     try {
       handler();
     } catch (error) {
-      this.#options.log.warn(`session error, closing connection: ${(error as Error).message}`);
-      try {
-        this.close();
-      } catch (closeError) {
-        // Closing itself failed half-way: drop both connections; the server rolls back.
-        this.#options.log.warn(`session close failed: ${(closeError as Error).message}`);
-        this.#client.destroy();
-        this.#backend.destroy();
-      }
+      this.#onHandlerError(error);
+    }
+  }
+
+  #onHandlerError(error: unknown): void {
+    this.#options.log.warn(`session error, closing connection: ${(error as Error).message}`);
+    try {
+      this.close();
+    } catch (closeError) {
+      // Closing itself failed half-way: drop both connections; the server rolls back.
+      this.#options.log.warn(`session close failed: ${(closeError as Error).message}`);
+      this.#client.destroy();
+      this.#backend.destroy();
     }
   }
 }

@@ -46,6 +46,8 @@ export class MemoEntry {
   executePrefix: ExecutionPrefix | null = null;
   executePrefixSession = '';
   executePrefixSchema: string | null = null;
+  /** The statement's bytes as the client sent them, when it was looked up by them (a copy). */
+  bytes: Buffer | null = null;
 
   constructor(info: StatementInfo, modeIndependent: boolean) {
     this.info = info;
@@ -53,11 +55,33 @@ export class MemoEntry {
   }
 }
 
+/** The memo's index of a classify mode: 12 combinations. */
+export function modeIndex(mode: ClassifyMode): number {
+  return (
+    (mode.ansiQuotes ? 1 : 0) + (mode.noBackslashEscapes ? 2 : 0) + mode.lowerCaseTableNames * 4
+  );
+}
+
+/** FNV-1a over `bytes[from, to)`: no string is built to find a statement sent before. */
+export function hashBytes(bytes: Buffer, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let at = from; at < to; at++) hash = Math.imul(hash ^ bytes[at]!, 0x01000193);
+  return hash >>> 0;
+}
+
 export class StatementMemo {
   /** One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names). */
   readonly #byMode: Array<Map<string, MemoEntry>> = Array.from(
     { length: 12 },
     () => new Map<string, MemoEntry>(),
+  );
+  /**
+   * The same entries by a hash of their bytes, per mode: one entry per hash, the last one looked
+   * up (another text with the same hash takes its place), confirmed by comparing the bytes.
+   */
+  readonly #byBytes: Array<Map<number, MemoEntry>> = Array.from(
+    { length: 12 },
+    () => new Map<number, MemoEntry>(),
   );
   #size = 0;
   /**
@@ -67,6 +91,8 @@ export class StatementMemo {
    * clear it for the texts that do repeat. A text that repeats is classified twice, then kept.
    */
   readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, DOORKEEPER_RESET);
+  /** Whether the last classify() kept its entry (a memo hit counts as kept). */
+  #lastKept = true;
   #serverVersion = '';
   #serverVersionNumber: number | undefined;
 
@@ -78,17 +104,15 @@ export class StatementMemo {
       this.#serverVersion = serverVersion;
       this.#serverVersionNumber = serverVersionNumber(serverVersion) ?? undefined;
     }
-    const memo =
-      this.#byMode[
-        (mode.ansiQuotes ? 1 : 0) + (mode.noBackslashEscapes ? 2 : 0) + mode.lowerCaseTableNames * 4
-      ]!;
+    const memo = this.#byMode[modeIndex(mode)]!;
     let entry = memo.get(sql);
     if (entry === undefined) {
       entry = new MemoEntry(
         classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
         tokenizesTheSameInEveryMode(sql),
       );
-      if (!this.#doorkeeper.seenBefore(sql)) return entry;
+      this.#lastKept = this.#doorkeeper.seenBefore(sql);
+      if (!this.#lastKept) return entry;
       if (this.#size >= MAX_ENTRIES) this.#clear();
       memo.set(sql, entry);
       this.#size++;
@@ -96,8 +120,43 @@ export class StatementMemo {
     return entry;
   }
 
+  /**
+   * The entry of the statement in `payload` from `from` to its end (Latin-1: every byte one
+   * character, as classify() reads it). A statement looked up before costs a hash of its bytes,
+   * one Map lookup and one comparison: no string. `mode` is made only when the text is new.
+   */
+  classifyBytes(
+    payload: Buffer,
+    from: number,
+    index: number,
+    mode: () => ClassifyMode,
+    serverVersion: string,
+  ): MemoEntry {
+    const to = payload.length;
+    const hash = hashBytes(payload, from, to);
+    const byBytes = this.#byBytes[index]!;
+    const known = byBytes.get(hash);
+    if (
+      known !== undefined &&
+      serverVersion === this.#serverVersion &&
+      known.bytes!.length === to - from &&
+      payload.compare(known.bytes!, 0, to - from, from, to) === 0
+    ) {
+      return known;
+    }
+    this.#lastKept = true;
+    const entry = this.classify(payload.toString('latin1', from), mode(), serverVersion);
+    // A text the doorkeeper has not seen before is not kept by its bytes either.
+    if (!this.#lastKept) return entry;
+    // Its own copy: the payload is a view of a read buffer the next read overwrites.
+    entry.bytes ??= Buffer.from(payload.subarray(from));
+    byBytes.set(hash, entry);
+    return entry;
+  }
+
   #clear(): void {
     for (const memo of this.#byMode) memo.clear();
+    for (const memo of this.#byBytes) memo.clear();
     this.#size = 0;
   }
 }

@@ -27,7 +27,7 @@ import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
-import type { MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
+import type { ClassifyMode, MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf, foundRowsRestorer } from './reply-rows.ts';
@@ -229,6 +229,11 @@ export class StatementRouter {
   #statementsUncertain = false;
 
   readonly #deprecateEof: boolean;
+  /** The route of every hit (see #routeSelect). */
+  readonly #answerRoute: { action: 'answer'; bytes: Buffer } = {
+    action: 'answer',
+    bytes: Buffer.alloc(0),
+  };
 
   constructor(worker: WorkerCache, serverVersion: string, capabilities: number, status: number) {
     this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
@@ -568,9 +573,14 @@ export class StatementRouter {
   // --- COM_QUERY ------------------------------------------------------------------------------
 
   #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
-    // Latin-1 keeps every byte as one character: keys are the exact bytes the client sent.
-    const sql = payload.toString('latin1', 1);
-    const entry = this.#classify(sql);
+    // Looked up by its bytes: a statement seen before builds no string (statement-memo.ts).
+    const entry = this.#worker.memo.classifyBytes(
+      payload,
+      1,
+      this.#modeIndex(),
+      this.#classifyMode,
+      this.#serverVersion,
+    );
     const info = entry.info;
     const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
@@ -874,7 +884,10 @@ export class StatementRouter {
         stats.add(Counter.HITS);
         if (this.#waited) stats.add(Counter.SINGLE_FLIGHT_HITS);
         this.#lastHit = this.#foundRowsDebt = result.bytes;
-        return { action: 'answer', bytes: this.#withSessionStatus(result) };
+        // One route object per session, reused: the session writes its bytes at once.
+        const answer = this.#answerRoute;
+        answer.bytes = this.#withSessionStatus(result);
+        return answer;
       }
     }
     const flights = this.#worker.flights;
@@ -1062,17 +1075,33 @@ export class StatementRouter {
   // --- helpers --------------------------------------------------------------------------------
 
   #classify(sql: string): MemoEntry {
+    return this.#worker.memo.classify(sql, this.#classifyMode(), this.#serverVersion);
+  }
+
+  /** How statements read in this session (made only when a text must be classified). */
+  readonly #classifyMode = (): ClassifyMode => {
     const snapshot = this.#snapshot;
-    return this.#worker.memo.classify(
-      sql,
-      {
-        ansiQuotes: snapshot?.ansiQuotes ?? false,
-        noBackslashEscapes:
-          snapshot?.noBackslashEscapes ??
-          (this.txn.status & ServerStatus.NO_BACKSLASH_ESCAPES) !== 0,
-        lowerCaseTableNames: snapshot?.lowerCaseTableNames ?? 0,
-      },
-      this.#serverVersion,
+    return {
+      ansiQuotes: snapshot?.ansiQuotes ?? false,
+      noBackslashEscapes: this.#noBackslashEscapes(),
+      lowerCaseTableNames: snapshot?.lowerCaseTableNames ?? 0,
+    };
+  };
+
+  /** The memo's index of #classifyMode(), without making the object. */
+  #modeIndex(): number {
+    const snapshot = this.#snapshot;
+    return (
+      (snapshot?.ansiQuotes === true ? 1 : 0) +
+      (this.#noBackslashEscapes() ? 2 : 0) +
+      (snapshot?.lowerCaseTableNames ?? 0) * 4
+    );
+  }
+
+  #noBackslashEscapes(): boolean {
+    return (
+      this.#snapshot?.noBackslashEscapes ??
+      (this.txn.status & ServerStatus.NO_BACKSLASH_ESCAPES) !== 0
     );
   }
 

@@ -50,7 +50,8 @@ const cache = createCache();
 const sessions = new Set<ClientSession>();
 let draining = false;
 
-const server = createServer({ noDelay: true }, (socket) => {
+// Paused on connect: a session reads its client into a buffer of its own (socket-reads.ts).
+const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => {
   if (draining) {
     socket.destroy();
     return;
