@@ -8,7 +8,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import { DECLINE_AT, PROBE_EVERY } from '../../src/cache/fill-admission.ts';
-import { ProxyHarness, WARM_DB, differential, runStatements } from '../support/cache-scenario.ts';
+import {
+  ProxyHarness,
+  WARM_TABLE_STATEMENTS,
+  differential,
+  runStatements,
+} from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
 
 const DB = 'nc_admission_scenario';
@@ -33,11 +38,7 @@ describe('admission', () => {
   let proxy: ProxyHarness;
 
   before(async () => {
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
-    ]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...WARM_TABLE_STATEMENTS]);
     proxy = await ProxyHarness.start();
   });
 

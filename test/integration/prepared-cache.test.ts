@@ -25,13 +25,14 @@ import type { Param } from '../../src/protocol/statement-commands.ts';
 import {
   ProxyHarness,
   WARM_DB,
+  connectDirect,
   differential,
   rowsOf,
   runStatements,
 } from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
-import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
-import { RawClient, replyError } from '../support/raw-client.ts';
+import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
+import { replyError } from '../support/raw-client.ts';
 
 const DB = 'nc_prepared';
 
@@ -86,13 +87,7 @@ describe('prepared statements: hits from the first execution, byte for byte', ()
   let savedMaxPacket = '';
 
   before(async () => {
-    const client = await RawClient.connect({
-      host: BACKEND_HOST,
-      port: BACKEND_PORT,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: null,
-    });
+    const client = await connectDirect();
     savedMaxPacket = rowsOf(
       await client.query('SELECT @@GLOBAL.max_allowed_packet'),
       false,

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import mysql from 'mysql2/promise';
 import { Command } from '../../src/protocol/constants.ts';
-import { ProxyHarness, WARM_DB, runStatements } from '../support/cache-scenario.ts';
+import { ProxyHarness, WARM_TABLE_STATEMENTS, runStatements } from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { startReplyRecorder } from '../support/reply-recorder.ts';
 import type { ReplyRecorder } from '../support/reply-recorder.ts';
@@ -87,9 +87,7 @@ describe('drivers: prepare → execute → close hits from the second round on',
 
   before(async () => {
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `CREATE DATABASE IF NOT EXISTS ${WARM_DB}`,
-      `CREATE TABLE IF NOT EXISTS ${WARM_DB}.w (id INT PRIMARY KEY) ENGINE=InnoDB`,
-      `INSERT IGNORE INTO ${WARM_DB}.w VALUES (1)`,
+      ...WARM_TABLE_STATEMENTS,
       `DROP DATABASE IF EXISTS ${DB}`,
       `CREATE DATABASE ${DB}`,
       `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v VARCHAR(40), d DOUBLE) ENGINE=InnoDB`,

@@ -18,6 +18,7 @@ import { LONG_DATA, execute, fetch, sendLongData } from '../../src/protocol/stat
 import {
   ProxyHarness,
   WARM_DB,
+  connectDirect,
   differential,
   queryPacket,
   rowsOf,
@@ -25,8 +26,7 @@ import {
   withServerQueryCache,
 } from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
-import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
-import { RawClient } from '../support/raw-client.ts';
+import { BACKEND_HOST, BACKEND_PORT } from '../support/env.ts';
 import type { RawPacket } from '../support/raw-client.ts';
 
 const DB = 'nc_qcache';
@@ -179,13 +179,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
   let savedLocalInfile = '1';
 
   before(async () => {
-    const client = await RawClient.connect({
-      host: BACKEND_HOST,
-      port: BACKEND_PORT,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: null,
-    });
+    const client = await connectDirect();
     savedLocalInfile = rowsOf(await client.query('SELECT @@GLOBAL.local_infile'), false)[0]![0]!;
     client.close();
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
@@ -1650,13 +1644,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
     }));
 
   test('the proxy’s own statements stay out of the session’s slow query log', async () => {
-    const admin = await RawClient.connect({
-      host: BACKEND_HOST,
-      port: BACKEND_PORT,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: null,
-    });
+    const admin = await connectDirect();
     const [saved] = rowsOf(
       await admin.query('SELECT @@global.log_output, @@global.slow_query_log'),
       admin.deprecateEof,

@@ -69,6 +69,11 @@ export function rowsOf(packets: RawPacket[], deprecateEof: boolean): Array<Array
   );
 }
 
+/** A connection straight to the server (no proxy), as the tests' account, no schema. */
+export function connectDirect(): Promise<RawClient> {
+  return RawClient.connect({ host: BACKEND_HOST, port: BACKEND_PORT, ...LOGIN, database: null });
+}
+
 /** Runs statements on a fresh connection, each of which must succeed. */
 export async function runStatements(
   host: string,
@@ -98,12 +103,7 @@ export async function withServerQueryCache(
   settings: { type: 'OFF' | 'ON' | 'DEMAND'; size: number },
   body: () => Promise<void>,
 ): Promise<void> {
-  const admin = await RawClient.connect({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    ...LOGIN,
-    database: null,
-  });
+  const admin = await connectDirect();
   try {
     const [row] = rowsOf(
       await admin.query('SELECT @@global.query_cache_type, @@global.query_cache_size'),
