@@ -7,7 +7,7 @@
  *
  * One entry a line: `TEST MODE[,MODE] -- WHAT AND WHY` (MODE: cache-on, cache-off).
  */
-import { readFileSync } from 'node:fs';
+import { readEntries } from './entry-file.ts';
 
 export interface KnownFailure {
   test: string;
@@ -19,17 +19,10 @@ const ENTRY = /^(\S+)\s+((?:cache-on|cache-off)(?:,(?:cache-on|cache-off))*)\s+-
 
 export function readKnownFailures(file: string): Map<string, KnownFailure> {
   const entries = new Map<string, KnownFailure>();
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((text, index) => {
-      const line = text.trim();
-      if (line === '' || line.startsWith('#')) return;
-      const match = ENTRY.exec(line);
-      if (!match)
-        throw new Error(`${file}:${index + 1}: not "TEST MODE[,MODE] -- REASON": ${line}`);
-      const test = match[1]!;
-      if (entries.has(test)) throw new Error(`${file}:${index + 1}: ${test} listed twice`);
-      entries.set(test, { test, modes: new Set(match[2]!.split(',')), reason: match[3]! });
-    });
+  for (const match of readEntries(file, ENTRY, 'TEST MODE[,MODE] -- REASON')) {
+    const test = match[1]!;
+    if (entries.has(test)) throw new Error(`${file}: ${test} listed twice`);
+    entries.set(test, { test, modes: new Set(match[2]!.split(',')), reason: match[3]! });
+  }
   return entries;
 }

@@ -11,6 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { readEntries } from './entry-file.ts';
 
 export interface AcceptedDifference {
   test: string;
@@ -23,22 +24,12 @@ export interface AcceptedDifference {
 const ENTRY = /^(\S+)\s+(-?)\/(.*)\/\s+--\s+(.+)$/;
 
 export function readAcceptedDifferences(file: string): AcceptedDifference[] {
-  const entries: AcceptedDifference[] = [];
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((text, index) => {
-      const line = text.trim();
-      if (line === '' || line.startsWith('#')) return;
-      const match = ENTRY.exec(line);
-      if (!match) throw new Error(`${file}:${index + 1}: not "TEST [-]/REGEX/ -- REASON": ${line}`);
-      entries.push({
-        test: match[1]!,
-        drop: match[2] === '-',
-        line: new RegExp(match[3]!),
-        reason: match[4]!,
-      });
-    });
-  return entries;
+  return readEntries(file, ENTRY, 'TEST [-]/REGEX/ -- REASON').map((match) => ({
+    test: match[1]!,
+    drop: match[2] === '-',
+    line: new RegExp(match[3]!),
+    reason: match[4]!,
+  }));
 }
 
 export interface Difference {
