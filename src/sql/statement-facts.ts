@@ -13,29 +13,37 @@ import type { TokenList } from './tokenizer.ts';
 import { WordTable } from './word-table.ts';
 
 const WORDS = [
+  'AND',
+  'BEGIN',
   'CACHE',
-  'CONSISTENT',
+  'CHAIN',
   'COMMIT',
+  'CONSISTENT',
   'COUNT',
   'CURRENT',
   'DEFAULT',
   'DEMAND',
   'DIAGNOSTICS',
   'DROP',
-  'ERROR_COUNT',
   'ERRORS',
+  'ERROR_COUNT',
   'FLUSH',
   'FOUND_ROWS',
   'GET',
   'GLOBAL',
   'LIKE',
   'LOCAL',
+  'NO',
   'NO_WRITE_TO_BINLOG',
   'OFF',
   'ON',
+  'ONLY',
   'QUERY',
   'QUERY_CACHE_TYPE',
+  'READ',
+  'RELEASE',
   'RESET',
+  'ROLLBACK',
   'ROW_COUNT',
   'SESSION',
   'SET',
@@ -45,9 +53,11 @@ const WORDS = [
   'START',
   'STATUS',
   'TRANSACTION',
-  'WARNING_COUNT',
   'WARNINGS',
+  'WARNING_COUNT',
   'WHERE',
+  'WORK',
+  'WRITE',
   'XA',
 ] as const;
 type Word = (typeof WORDS)[number];
@@ -146,14 +156,61 @@ function controlOf(
     case W.XA:
       return cursor.wordAt(start + 1) === W.COMMIT ? { kind: 'xa-commit' } : null;
     case W.START:
-      return kind === 'begin' && cursor.findSequence(start + 1, W.CONSISTENT, W.SNAPSHOT)
+      if (kind !== 'begin') return null;
+      return cursor.findSequence(start + 1, W.CONSISTENT, W.SNAPSHOT)
         ? { kind: 'consistent-snapshot' }
-        : null;
+        : startTransaction(cursor);
+    case W.BEGIN:
+      // BEGIN [WORK], nothing after it (the parser calls anything else a block).
+      if (kind !== 'begin') return null;
+      return { kind: 'begin', access: null };
+    case W.COMMIT:
+    case W.ROLLBACK:
+      return kind === 'commit' || kind === 'rollback' ? plainEnd(cursor) : null;
     case W.DROP:
       return kind === 'ddl' ? { kind: 'drop' } : null;
   }
   if (kind === 'select' && reads.some(isStatusTable)) return { kind: 'status-table' };
   return null;
+}
+
+/**
+ * START TRANSACTION [READ ONLY | READ WRITE [, ...]] (WITH CONSISTENT SNAPSHOT is told apart
+ * before): a transaction whose snapshot InnoDB takes at its first read.
+ */
+function startTransaction(cursor: Cursor): StatementControl | null {
+  let at = cursor.start + 2;
+  let access: 'read-only' | 'read-write' | null = null;
+  while (at < cursor.end) {
+    if (cursor.wordAt(at) !== W.READ) return null;
+    const word = cursor.wordAt(at + 1);
+    // The server refuses both at once.
+    const mode = word === W.ONLY ? 'read-only' : word === W.WRITE ? 'read-write' : null;
+    if (mode === null || (access !== null && access !== mode)) return null;
+    access = mode;
+    at += 2;
+    if (at < cursor.end && !cursor.isOperatorAt(at++, COMMA)) return null;
+    if (at === cursor.end && cursor.isOperatorAt(at - 1, COMMA)) return null;
+  }
+  return { kind: 'begin', access };
+}
+
+/**
+ * COMMIT or ROLLBACK [WORK] [AND NO CHAIN] [NO RELEASE]: ends the transaction and starts none
+ * (AND CHAIN starts the next one, RELEASE ends the connection).
+ */
+function plainEnd(cursor: Cursor): StatementControl | null {
+  let at = cursor.start + 1;
+  if (cursor.wordAt(at) === W.WORK) at++;
+  if (cursor.wordAt(at) === W.AND) {
+    if (cursor.wordAt(at + 1) !== W.NO || cursor.wordAt(at + 2) !== W.CHAIN) return null;
+    at += 3;
+  }
+  if (cursor.wordAt(at) === W.NO) {
+    if (cursor.wordAt(at + 1) !== W.RELEASE) return null;
+    at += 2;
+  }
+  return at === cursor.end ? { kind: 'end-transaction' } : null;
 }
 
 /** information_schema.GLOBAL_STATUS or SESSION_STATUS (or either name with no schema). */

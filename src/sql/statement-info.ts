@@ -109,5 +109,12 @@ export type StatementControl =
   | { kind: 'xa-commit' }
   /** START TRANSACTION WITH CONSISTENT SNAPSHOT: InnoDB takes the snapshot at once. */
   | { kind: 'consistent-snapshot' }
+  /**
+   * BEGIN [WORK], START TRANSACTION [READ ONLY | READ WRITE]: a transaction whose snapshot
+   * InnoDB takes at its first read; `access` as the statement says it (null: the session's).
+   */
+  | { kind: 'begin'; access: 'read-only' | 'read-write' | null }
+  /** COMMIT or ROLLBACK [WORK] [AND NO CHAIN] [NO RELEASE]: ends the transaction, starts none. */
+  | { kind: 'end-transaction' }
   /** DROP TABLE / VIEW / SEQUENCE / INDEX ...: names it writes stop existing. */
   | { kind: 'drop' };
