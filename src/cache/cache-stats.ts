@@ -40,8 +40,14 @@ export const Counter = {
    * by writes before anyone reads them again (fill-admission.ts). Also counted in NOT_CACHED.
    */
   ADMISSION_DECLINED: 12,
+  /** BEGINs answered by the proxy, the transaction begun without the server (see deferred-transaction.ts). */
+  TRANSACTIONS_DEFERRED: 13,
+  /** Of those, transactions that ended in the proxy too: the server never saw them. */
+  TRANSACTIONS_IN_PROXY: 14,
+  /** Deferred transactions whose hits no longer matched the server's snapshot: rolled back, ER_CHECKREAD. */
+  TRANSACTION_CONFLICTS: 15,
 } as const;
-const COUNTERS = 13;
+const COUNTERS = 16;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {

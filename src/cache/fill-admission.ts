@@ -74,6 +74,15 @@ export class FillAdmission {
     return true;
   }
 
+  /** Is a table among `slots` wasting its fills (written faster than read again)? Counts nothing. */
+  declines(slots: Int32Array): boolean {
+    const scores = this.#scores;
+    for (let i = 0; i < slots.length; i++) {
+      if (scores[slots[i]! & this.#mask]! <= DECLINE_AT) return true;
+    }
+    return false;
+  }
+
   /** A stored result over `slots` was served for the first time. */
   served(slots: Int32Array): void {
     const scores = this.#scores;

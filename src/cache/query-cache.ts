@@ -114,6 +114,11 @@ export class QueryCache {
    * counted as declined (and as not cached): results over these tables have been made stale
    * before anyone read them again.
    */
+  /** Is a table among `slots` written faster than its results are read again? */
+  writtenOften(slots: Int32Array): boolean {
+    return this.admission.declines(slots);
+  }
+
   admits(slots: Int32Array): boolean {
     if (this.admission.admits(slots)) return true;
     this.stats.add(Counter.ADMISSION_DECLINED);

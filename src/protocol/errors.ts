@@ -12,6 +12,7 @@ export const ProxyErrorCode = {
   MALFORMED_PACKET: 'MALFORMED_PACKET',
   UNKNOWN_COMMAND: 'UNKNOWN_COMMAND',
   SHUTTING_DOWN: 'SHUTTING_DOWN',
+  SNAPSHOT_CHANGED: 'SNAPSHOT_CHANGED',
 } as const;
 export type ProxyErrorCode = (typeof ProxyErrorCode)[keyof typeof ProxyErrorCode];
 
@@ -28,6 +29,9 @@ const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
   UNKNOWN_COMMAND: { errno: 1047, sqlState: '08S01' },
   // ER_SERVER_SHUTDOWN
   SHUTTING_DOWN: { errno: 1053, sqlState: '08S01' },
+  // ER_CHECKREAD, which InnoDB raises (with innodb_snapshot_isolation) when a transaction's
+  // snapshot no longer matches what it read, rolling the transaction back.
+  SNAPSHOT_CHANGED: { errno: 1020, sqlState: 'HY000' },
 };
 
 /** An error of the proxy's own, ready to be put on the wire. */

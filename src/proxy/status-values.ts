@@ -40,6 +40,9 @@ export function statusValues(cache: QueryCache): StatusValues {
     ['Qcache_stale_hits_refused', shown(Counter.STALE_HITS_REFUSED)],
     ['Qcache_single_flight_hits', shown(Counter.SINGLE_FLIGHT_HITS)],
     ['Qcache_admission_declined', shown(Counter.ADMISSION_DECLINED)],
+    ['Qcache_transactions_deferred', shown(Counter.TRANSACTIONS_DEFERRED)],
+    ['Qcache_transactions_in_proxy', shown(Counter.TRANSACTIONS_IN_PROXY)],
+    ['Qcache_transaction_conflicts', shown(Counter.TRANSACTION_CONFLICTS)],
     ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
     ...BYPASS_NAMES.map(
       (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,

@@ -51,6 +51,9 @@ export type CounterName =
   | 'queries_in_cache'
   | 'lowmem_prunes'
   | 'admission_declined'
+  | 'transactions_deferred'
+  | 'transactions_in_proxy'
+  | 'transaction_conflicts'
   | `bypass_${(typeof BYPASS_REASONS)[number]}`;
 
 export type Deltas = Partial<Record<CounterName, number>>;
