@@ -39,7 +39,7 @@ import {
 import { readTextRows } from '../protocol/text-rows.ts';
 import type { Logger } from './log.ts';
 import { ReplyCopy } from './reply-copy.ts';
-import { StatementRouter } from './statement-router.ts';
+import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
 import { rewriteStatusReply } from './status-variables.ts';
 import { statusValues } from './status-values.ts';
@@ -76,8 +76,11 @@ interface Pending {
   tracker: ReplyTracker;
   /** What the cache needs to hear when the reply has ended. */
   plan: CommandPlan | null;
-  /** The proxy's own command (the session probe, a replay): its reply is not the client's. */
-  internal: 'probe' | 'replay' | null;
+  /**
+   * The proxy's own command (the session probe, a replay, a transaction command): its reply is
+   * not the client's.
+   */
+  internal: InternalKind | null;
   /** The reply goes to the client only once complete (it is rewritten): SHOW STATUS. */
   rewrite: boolean;
   /** Packets kept for the proxy to read (probe: payloads; rewrite: whole packets). */
@@ -85,6 +88,16 @@ interface Pending {
   /** The copy of a reply the cache will store. */
   copy: ReplyCopy | null;
 }
+
+/**
+ * 'discard': a client command sent right after the proxy's start of a transaction that failed or
+ * does not match the hits served before it; the client gets another answer (see
+ * StatementRouter.acceptDiscarded).
+ */
+type InternalKind = 'probe' | 'replay' | 'transaction' | 'discard';
+
+/** A BEGIN or COMMIT reply kept for answering later is one short OK packet. */
+const LEARNED_REPLY_LIMIT = 64;
 
 /** A client packet that arrived while the session holds commands back. */
 interface HeldPacket {
@@ -154,6 +167,8 @@ export class ClientSession {
   #readLength = 0;
   /** The backend is corked until the end of the client read being framed. */
   #corked = false;
+  /** Where in the backend chunk being read the client's reply starts (see #onBackendData). */
+  #relayFrom = -1;
   /** Runs from the greeting until the login's reply: see SessionOptions.handshakeTimeoutMs. */
   #handshakeTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -358,6 +373,7 @@ export class ClientSession {
     let plan: CommandPlan | null = null;
     // A forward may carry a payload of its own (an execution given the types it omitted).
     let replacement: Buffer | null = null;
+    let opened = false;
     if (this.#router !== null) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
         // Whether the cache answers depends on the replies before it: wait for them.
@@ -391,13 +407,20 @@ export class ClientSession {
           return;
         }
         case 'replay':
-          this.#sendInternal('replay', route.payload);
+        case 'transaction':
+          this.#sendInternal(route.action, route.payload);
           this.#hold(packet.raw!, false);
           return;
         case 'forward':
           plan = route.plan;
           if (route.payload !== undefined) {
             replacement = encodePacket(route.payload, packet.sequenceId);
+          }
+          if (route.opening !== undefined) {
+            // Both in one write: corks nest, so this holds inside a corked read too.
+            opened = true;
+            this.#backend.cork();
+            this.#sendOpening(route.opening);
           }
       }
     }
@@ -409,13 +432,18 @@ export class ClientSession {
         internal: null,
         rewrite,
         packets: rewrite ? [] : null,
-        copy: plan?.fill ? new ReplyCopy(this.#options.cache!.cache.limitBytes) : null,
+        copy: plan?.fill
+          ? new ReplyCopy(this.#options.cache!.cache.limitBytes)
+          : plan?.learn
+            ? new ReplyCopy(LEARNED_REPLY_LIMIT)
+            : null,
       });
       // Nothing else may reach the backend until a reply to rewrite is complete.
       if (rewrite) this.#holding = true;
     }
     this.#corkIfMore(packet);
     this.#toBackend(replacement ?? packet.raw!);
+    if (opened) this.#backend.uncork();
     if (command === Command.QUIT) this.close();
   }
 
@@ -423,14 +451,30 @@ export class ClientSession {
     return (this.#capabilities & Capability.DEPRECATE_EOF) !== 0;
   }
 
+  /**
+   * Starts a transaction on the server right before the command that needs it, without waiting
+   * for the reply: the command follows in the same write.
+   */
+  #sendOpening(payload: Buffer): void {
+    this.#pending.push({
+      tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, Command.QUERY),
+      plan: null,
+      internal: 'transaction',
+      rewrite: false,
+      packets: [],
+      copy: null,
+    });
+    this.#toBackend(encodePacket(payload, 0));
+  }
+
   /** Sends a command of the proxy's own; client commands wait until its reply is in. */
-  #sendInternal(kind: 'probe' | 'replay', payload: Buffer): void {
+  #sendInternal(kind: InternalKind, payload: Buffer): void {
     this.#pending.push({
       tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, payload[0] ?? Command.QUERY),
       plan: null,
       internal: kind,
       rewrite: false,
-      packets: kind === 'probe' ? [] : null,
+      packets: kind === 'replay' ? null : [],
       copy: null,
     });
     this.#holding = true;
@@ -534,12 +578,19 @@ export class ClientSession {
       return;
     }
     // A reply of the proxy's own, or one to be rewritten, is never relayed as read. Such a reply
-    // is alone on the connection (everything else waits), so a chunk never mixes the two kinds.
+    // is alone on the connection (everything else waits), except a transaction's start sent
+    // with the command after it: the rest of the chunk from where the start's reply ends is
+    // the command's (#relayFrom).
     const head = this.#pending[0];
     const relay = head === undefined || (head.internal === null && !head.rewrite);
     this.#backendFramer.push(buffer, length);
     if (this.#phase === Phase.CLOSED) return;
     if (relay) this.#toClient(buffer.subarray(0, length));
+    else if (this.#relayFrom >= 0) {
+      const from = this.#relayFrom;
+      this.#relayFrom = -1;
+      if (from < length) this.#toClient(buffer.subarray(from, length));
+    }
     // Closing waits until the chunk holding the last reply has been handed to the client.
     if (this.#closeAfterRelay) {
       this.close();
@@ -580,6 +631,11 @@ export class ClientSession {
     }
     this.#pending.shift();
     this.#onReplyEnd(pending);
+    if (pending.internal === 'transaction') {
+      const next = this.#pending[0];
+      if (next !== undefined && next.internal === null && !next.rewrite)
+        this.#relayFrom = packet.end;
+    }
     if (this.#lingering) {
       if (!this.#pending.some((other) => other.plan?.marks)) this.#finishLinger();
       return;
@@ -616,9 +672,31 @@ export class ClientSession {
       );
       return;
     }
+    if (pending.internal === 'transaction') {
+      const outcome = router.acceptTransactionReply(tracker, pending.packets![0] ?? null);
+      const next = this.#pending[0];
+      if (outcome === TransactionOutcome.DISCARD_NEXT && next !== undefined) {
+        next.internal = 'discard';
+        next.copy?.abandon();
+        next.copy = null;
+      }
+      return;
+    }
+    if (pending.internal === 'discard') {
+      const { answer, rollback } = router.acceptDiscarded(plan, tracker);
+      if (rollback !== null) this.#sendInternal('transaction', rollback);
+      if (answer.length > 0) this.#answer(answer);
+      return;
+    }
     if (pending.internal !== null || plan === null) return;
-    if (pending.copy !== null && plan.fill !== null) {
-      router.store(plan.fill, tracker, pending.copy.finish(), pending.copy.statusOffsets);
+    if (pending.copy !== null) {
+      if (plan.fill !== null) {
+        router.store(plan.fill, tracker, pending.copy.finish(), pending.copy.statusOffsets);
+      } else if (tracker.failed) {
+        pending.copy.abandon();
+      } else {
+        router.learn(plan, pending.copy.finish());
+      }
     }
     router.onReply(plan, tracker);
     if (pending.rewrite && !this.#lingering) this.#sendRewritten(pending);

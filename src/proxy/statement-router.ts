@@ -19,6 +19,8 @@ import {
   statementIdOf,
 } from '../protocol/command-fields.ts';
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
+import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
+import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
@@ -31,6 +33,8 @@ import type { ClassifyMode, MemoEntry, SessionKeys, StatementMemo } from './stat
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf, foundRowsRestorer } from './reply-rows.ts';
+import { DeferredTransaction, ROLLBACK_PAYLOAD } from './deferred-transaction.ts';
+import { TransactionReplies } from './transaction-replies.ts';
 import type { WriteMarks } from './transaction-state.ts';
 
 /** What a worker's sessions share. */
@@ -69,6 +73,8 @@ export interface CommandPlan {
   status: StatusRewrite | null;
   /** A COM_REFRESH that flushes status: once the server has done so, so do the counters. */
   flushesStatus?: boolean;
+  /** BEGIN, COMMIT or ROLLBACK whose reply the session keeps, to answer them itself later. */
+  learn?: { request: Buffer; begins: boolean };
 }
 
 export type Route =
@@ -84,10 +90,25 @@ export type Route =
   /** Send this command (the last hit) first, so the server's diagnostics match, then route. */
   | { action: 'replay'; payload: Buffer }
   /**
+   * Send this transaction command of the proxy's own first (starting on the server a
+   * transaction the proxy began, or rolling one back), hand its reply to acceptTransactionReply,
+   * then route the command again.
+   */
+  | { action: 'transaction'; payload: Buffer }
+  /**
    * Send the command to the server; `payload`, when set, instead of the client's (an execution
    * given the parameter types the client bound before, which the server never received).
    */
-  | { action: 'forward'; plan: CommandPlan | null; payload?: Buffer };
+  | {
+      action: 'forward';
+      plan: CommandPlan | null;
+      payload?: Buffer;
+      /**
+       * Send this transaction command of the proxy's own right before the command, without
+       * waiting for its reply (see acceptTransactionReply, which may discard the command's).
+       */
+      opening?: Buffer;
+    };
 
 /** Kinds after which the session's variables and schema are as they were. */
 const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
@@ -228,6 +249,25 @@ export class StatementRouter {
    */
   #statementsUncertain = false;
 
+  /** A transaction the proxy began without the server (see deferred-transaction.ts), or null. */
+  #deferred: DeferredTransaction | null = null;
+  readonly #deferredState = new DeferredTransaction();
+  /** The deferred transaction whose start on the server awaits its reply. */
+  #opening: DeferredTransaction | null = null;
+  /** Its start was sent together with the command that needed it (see #openWith). */
+  #pipelined = false;
+  /** The hits a started transaction served no longer hold: it is to be rolled back. */
+  #rollbackDue = false;
+  #rollingBack = false;
+  /** The proxy's own answer to the command routed next (after a transaction command). */
+  #owed: Buffer | null = null;
+  /**
+   * A COMMIT or ROLLBACK the proxy answered while it is the last command: the server never saw
+   * it, so it is sent before anything reads what "the previous statement" left.
+   */
+  #endReplay: Buffer | null = null;
+  readonly #transactionReplies = new TransactionReplies();
+
   readonly #deprecateEof: boolean;
   /** The route of every hit (see #routeSelect). */
   readonly #answerRoute: { action: 'answer'; bytes: Buffer } = {
@@ -252,6 +292,7 @@ export class StatementRouter {
     // Any command but another hit makes the last hit no longer the last statement, except those
     // that leave the server's diagnostics alone.
     const lastHit = this.#lastHit;
+    const endReplay = this.#endReplay;
     const command = payload[0];
     if (
       command !== Command.STMT_CLOSE &&
@@ -259,7 +300,10 @@ export class StatementRouter {
       command !== Command.STMT_SEND_LONG_DATA
     ) {
       this.#lastHit = null;
+      this.#endReplay = null;
     }
+    const special = this.#routeTransaction(payload, lastHit, endReplay);
+    if (special !== null) return special;
     const route = this.#route(payload, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
     if (route.action === 'wait') {
@@ -271,6 +315,327 @@ export class StatementRouter {
       this.#waitedForMetadata = false;
     }
     return route;
+  }
+
+  // --- transactions the proxy begins (see deferred-transaction.ts) ---------------------------
+
+  /**
+   * What a command gets before the usual routing, because of a transaction the proxy began or
+   * ended itself; null when nothing of that is under way (one field test, the common case).
+   */
+  #routeTransaction(
+    payload: Buffer,
+    lastHit: Buffer | null,
+    endReplay: Buffer | null,
+  ): Route | null {
+    if (this.#rollbackDue) {
+      this.#rollbackDue = false;
+      this.#rollingBack = true;
+      return { action: 'transaction', payload: ROLLBACK_PAYLOAD };
+    }
+    const owed = this.#owed;
+    if (owed !== null) {
+      this.#owed = null;
+      return { action: 'answer', bytes: owed };
+    }
+    if (this.#deferred !== null) return this.#routeDeferred(payload, lastHit);
+    if (endReplay !== null && this.#readsDiagnostics(payload)) {
+      return { action: 'replay', payload: endReplay };
+    }
+    return null;
+  }
+
+  /**
+   * A command inside a transaction the server has not seen: a hit, or the plain COMMIT or
+   * ROLLBACK that ends it, is answered; commands whose replies say nothing of transactions go
+   * their usual way; anything else needs the server, which starts the transaction first.
+   */
+  #routeDeferred(payload: Buffer, lastHit: Buffer | null): Route | null {
+    const command = payload[0];
+    switch (command) {
+      case Command.QUERY: {
+        const entry = this.#worker.memo.classifyBytes(
+          payload,
+          1,
+          this.#modeIndex(),
+          this.#classifyMode,
+          this.#serverVersion,
+        );
+        const info = entry.info;
+        if (info.control?.kind === 'end-transaction') {
+          const reply = this.#transactionReplies.get(payload);
+          if (reply !== undefined) {
+            this.#deferred = null;
+            this.txn.status = reply.status;
+            this.#endReplay = reply.request;
+            this.#cache.stats.add(Counter.TRANSACTIONS_IN_PROXY);
+            return { action: 'answer', bytes: reply.bytes };
+          }
+        } else if (
+          info.kind === 'select' &&
+          info.control === null &&
+          !info.readsDiagnostics &&
+          !(this.#foundRowsDebt !== null && info.readsFoundRows)
+        ) {
+          const hit = this.#deferredHit(entry);
+          if (hit !== null) return hit;
+        }
+        if (this.#pipelinable(entry)) return this.#openWith(payload, lastHit);
+        return this.#openDeferred(lastHit);
+      }
+      // No reply, or one without status flags (which would say "no transaction"): COM_PING and
+      // COM_STMT_RESET answer with an OK that carries them, so they start it like the rest.
+      case Command.STMT_CLOSE:
+      case Command.STMT_SEND_LONG_DATA:
+      case Command.STATISTICS:
+      case Command.QUIT:
+        return null;
+      case Command.RESET_CONNECTION:
+      case Command.CHANGE_USER:
+        // The server starts the session over, and had no transaction to roll back.
+        this.#deferred = null;
+        return null;
+      default:
+        return this.#openDeferred(lastHit);
+    }
+  }
+
+  /** A hit inside a deferred transaction, or null (nothing counted, nothing started). */
+  #deferredHit(entry: MemoEntry): Route | null {
+    const deferred = this.#deferred!;
+    if (this.#stateDirty) return null;
+    const schema = this.#snapshot?.schema ?? null;
+    if (this.#writeMarks(entry, schema) !== null) return null;
+    if (this.#hitBlocker(entry, schema, null) >= 0) return null;
+    const slots = entry.readSlots!;
+    // A hit here is one more table that must not change before the server's snapshot is taken:
+    // not worth the risk on a table written faster than its results are read again.
+    if (deferred.repeatableRead && this.#cache.writtenOften(slots)) return null;
+    if (entry.keySession !== this.#sessionKey) {
+      entry.keySession = this.#sessionKey;
+      entry.key = `${this.#sessionKey}\u0000${entry.info.keyText}`;
+    }
+    const result = this.#cache.lookup(
+      entry.key,
+      deferred.repeatableRead ? deferred.snapshotSeq : null,
+    );
+    if (result === undefined) return null;
+    this.#cache.stats.add(Counter.HITS);
+    deferred.served(slots, entry.info.reads);
+    this.#lastHit = this.#foundRowsDebt = result.bytes;
+    const answer = this.#answerRoute;
+    answer.bytes = this.#withSessionStatus(result);
+    return answer;
+  }
+
+  /**
+   * The deferred transaction needs the server: it is started there, and the command routed
+   * again once it has (then the diagnostics a hit left are put right, after the start).
+   */
+  #openDeferred(lastHit: Buffer | null): Route {
+    const deferred = this.#deferred!;
+    this.#deferred = null;
+    this.#opening = deferred;
+    this.#lastHit = lastHit;
+    deferred.seqBeforeOpening = this.#cache.registry.sequence();
+    return { action: 'transaction', payload: deferred.opening() };
+  }
+
+  /**
+   * A SELECT routed at once in a transaction started on the server right before it, when its
+   * route is sure to be a forward: no diagnostics to put right first, nothing to wait for.
+   */
+  #pipelinable(entry: MemoEntry): boolean {
+    const info = entry.info;
+    return (
+      info.kind === 'select' &&
+      info.control === null &&
+      !info.readsDiagnostics &&
+      !info.readsFoundRows &&
+      !this.#stateDirty &&
+      this.#foundRowsBeforeProbe === null &&
+      this.#worker.catalog.generation >= 0 &&
+      this.#writeMarks(entry, this.#snapshot?.schema ?? null) === null
+    );
+  }
+
+  /**
+   * Starts the deferred transaction on the server and sends the command right after it, in one
+   * write: the command is routed as it will be once the transaction is open (no hit, which the
+   * transaction's start could still refuse, and no waiting).
+   */
+  #openWith(payload: Buffer, lastHit: Buffer | null): Route {
+    const deferred = this.#deferred!;
+    this.#deferred = null;
+    this.#opening = deferred;
+    this.#pipelined = true;
+    const txn = this.txn;
+    deferred.seqBeforeOpening = this.#cache.registry.sequence();
+    txn.snapshotSeq = deferred.seqBeforeOpening;
+    txn.snapshotEstablished = deferred.needsSnapshot;
+    this.#mayHit = false;
+    this.#waited = true;
+    const route = this.#route(payload, lastHit);
+    this.#mayHit = true;
+    this.#waited = false;
+    if (route.action !== 'forward') {
+      throw new Error(`a pipelined statement was routed to ${route.action}`);
+    }
+    route.opening = deferred.opening();
+    return route;
+  }
+
+  /** The reply to a transaction command of the proxy's own (`reply`: its first packet). */
+  acceptTransactionReply(tracker: ReplyTracker, reply: Buffer | null): TransactionOutcome {
+    const txn = this.txn;
+    if (this.#rollingBack) {
+      this.#rollingBack = false;
+      if (tracker.failed) this.#stateDirty = true;
+      else txn.onReply(tracker.status, 0, null, false, false, null);
+      return TransactionOutcome.GO_ON;
+    }
+    const opened = this.#opening;
+    const pipelined = this.#pipelined;
+    this.#opening = null;
+    this.#pipelined = false;
+    if (opened === null) return TransactionOutcome.GO_ON;
+    if (tracker.failed || reply === null) {
+      // The server would not start it: the command that needed it gets the server's answer
+      // (sent after it, the command ran outside any transaction: its reply is not the client's).
+      txn.status &= ~(ServerStatus.IN_TRANS | ServerStatus.IN_TRANS_READONLY);
+      if (reply !== null) {
+        const owed = Buffer.from(reply);
+        owed[3] = 1;
+        this.#owed = owed;
+      }
+      return pipelined ? TransactionOutcome.DISCARD_NEXT : TransactionOutcome.GO_ON;
+    }
+    txn.status = tracker.status;
+    txn.snapshotSeq = opened.seqBeforeOpening;
+    txn.snapshotEstablished = opened.needsSnapshot;
+    if (!opened.needsSnapshot) return TransactionOutcome.GO_ON;
+    const changed = opened.changedTable(this.#cache.registry);
+    if (changed === null) return TransactionOutcome.GO_ON;
+    // What the hits served no longer equals the snapshot the server took: InnoDB's own answer
+    // to a snapshot that cannot go on, with the transaction rolled back.
+    this.#cache.stats.add(Counter.TRANSACTION_CONFLICTS);
+    this.#rollbackDue = true;
+    this.#owed = encodeErr(
+      new ProxyError(
+        ProxyErrorCode.SNAPSHOT_CHANGED,
+        `Record has changed since last read in table '${changed}'`,
+      ).toErrInfo(),
+      1,
+    );
+    return pipelined ? TransactionOutcome.DISCARD_NEXT : TransactionOutcome.GO_ON;
+  }
+
+  /**
+   * The reply to a command sent right after a transaction start that failed or whose snapshot
+   * the hits do not match has ended, unseen by the client: what the client gets instead, and
+   * the ROLLBACK to send first when the transaction is to be undone.
+   */
+  acceptDiscarded(plan: CommandPlan | null, tracker: ReplyTracker): Discarded {
+    if (plan !== null) {
+      if (plan.fill !== null) this.#worker.flights.finish(plan.fill.key, plan.fill.flight);
+      this.onReply(plan, tracker);
+    }
+    const answer = this.#owed ?? EMPTY_ANSWER;
+    this.#owed = null;
+    const rollback = this.#rollbackDue;
+    this.#rollbackDue = false;
+    if (rollback) this.#rollingBack = true;
+    return { answer, rollback: rollback ? ROLLBACK_PAYLOAD : null };
+  }
+
+  /**
+   * BEGIN answered by the proxy, when the server's reply to it is known and the transaction
+   * starts from a state the proxy knows: autocommit on, no transaction, no locked tables, a
+   * known isolation level whose reads the cache can answer.
+   */
+  #deferBegin(payload: Buffer, access: 'read-only' | 'read-write' | null): Route | null {
+    const reply = this.#transactionReplies.get(payload);
+    if (reply === undefined) return null;
+    const txn = this.txn;
+    const isolation = this.#snapshot?.isolation ?? null;
+    if (
+      txn.inTransaction ||
+      !txn.autocommit ||
+      txn.isolationOverride ||
+      this.#stateDirty ||
+      this.#tablesLocked ||
+      this.#type === 0 ||
+      (isolation !== 'REPEATABLE-READ' && isolation !== 'READ-COMMITTED')
+    ) {
+      return null;
+    }
+    const deferred = this.#deferredState;
+    deferred.start(
+      reply.request,
+      access,
+      isolation === 'REPEATABLE-READ',
+      this.#cache.registry.sequence(),
+    );
+    this.#deferred = deferred;
+    txn.status = reply.status;
+    txn.snapshotSeq = deferred.snapshotSeq;
+    txn.snapshotEstablished = true;
+    txn.isolation = isolation;
+    this.#cache.stats.add(Counter.TRANSACTIONS_DEFERRED);
+    return { action: 'answer', bytes: reply.bytes };
+  }
+
+  /**
+   * A BEGIN, or a COMMIT or ROLLBACK, sent from the state in which the proxy would answer it
+   * itself: its reply is to be kept (once per session and text).
+   */
+  #learnReply(plan: CommandPlan, payload: Buffer, begins: boolean): void {
+    const txn = this.txn;
+    if (this.#stateDirty || !txn.autocommit || txn.inTransaction === begins) return;
+    if (this.#transactionReplies.get(payload) !== undefined) return;
+    plan.learn = { request: Buffer.from(payload), begins };
+  }
+
+  /** The reply of a BEGIN, COMMIT or ROLLBACK sent to be kept (see CommandPlan.learn). */
+  learn(plan: CommandPlan, reply: Buffer | null): void {
+    const learn = plan.learn;
+    if (learn === undefined) return;
+    const begins = learn.begins;
+    this.#transactionReplies.learn(learn.request, reply, (status) =>
+      begins
+        ? (status & ServerStatus.IN_TRANS) !== 0 && (status & ServerStatus.AUTOCOMMIT) !== 0
+        : (status & ServerStatus.IN_TRANS) === 0 && (status & ServerStatus.AUTOCOMMIT) !== 0,
+    );
+  }
+
+  /** Does the command read what the previous statement left (diagnostics, ROW_COUNT())? */
+  #readsDiagnostics(payload: Buffer): boolean {
+    switch (payload[0]) {
+      case Command.QUERY:
+        return this.#worker.memo.classifyBytes(
+          payload,
+          1,
+          this.#modeIndex(),
+          this.#classifyMode,
+          this.#serverVersion,
+        ).info.readsDiagnostics;
+      case Command.STMT_EXECUTE: {
+        const statement =
+          payload.length < EXECUTE_HEADER_LENGTH
+            ? undefined
+            : this.#statements.get(payload.readUInt32LE(1));
+        return statement === undefined || statement.entry.info.readsDiagnostics;
+      }
+      case Command.PING:
+      case Command.STATISTICS:
+      case Command.QUIT:
+      case Command.STMT_CLOSE:
+      case Command.STMT_RESET:
+      case Command.STMT_SEND_LONG_DATA:
+        return false;
+      default:
+        return true;
+    }
   }
 
   #route(payload: Buffer, lastHit: Buffer | null): Route {
@@ -414,6 +779,8 @@ export class StatementRouter {
   /** The session probe's reply: its first row, or null when it failed. */
   acceptProbe(row: ReadonlyArray<string | null> | undefined): void {
     this.#stateDirty = false;
+    // What the server answers BEGIN and COMMIT with may have changed with the state.
+    this.#transactionReplies.forget();
     this.#snapshot = readProbe(row);
     if (this.#snapshot === null) return;
     const serverType = this.#snapshot.queryCacheType;
@@ -599,7 +966,17 @@ export class StatementRouter {
     const metadataWait = this.#metadataWait(info);
     if (metadataWait !== null) return metadataWait;
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
-    if (info.kind !== 'select') return this.#forward(Command.QUERY, info, marks, false);
+    if (info.kind !== 'select') {
+      const control = info.control;
+      if (control?.kind === 'begin') {
+        const deferred = this.#deferBegin(payload, control.access);
+        if (deferred !== null) return deferred;
+      }
+      const route = this.#forward(Command.QUERY, info, marks, false);
+      if (control?.kind === 'begin' || control?.kind === 'end-transaction')
+        this.#learnReply(route.plan!, payload, control.kind === 'begin');
+      return route;
+    }
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
@@ -830,42 +1207,12 @@ export class StatementRouter {
     command: number,
   ): Route {
     const info = entry.info;
-    const snapshot = this.#snapshot;
     const txn = this.txn;
     const stats = this.#cache.stats;
-    // The reasons the server's own cache would give come first, so the counters tell them apart.
-    const type = this.#type;
-    if (
-      type === 0 ||
-      info.sqlCache === 'SQL_NO_CACHE' ||
-      (type === 2 &&
-        info.sqlCache !== 'SQL_CACHE' &&
-        // DEMAND: a view that says SQL_CACHE asks for its readers (rare: not memoised).
-        !this.#worker.catalog.requestsCache(info.reads, schema))
-    ) {
-      return this.#bypass(Bypass.NOT_REQUESTED, info, marks, command);
-    }
-    // A transaction runs at the level it began with, whatever SET SESSION said since.
-    const isolation = txn.inTransaction ? txn.isolation : (snapshot?.isolation ?? null);
-    if (
-      info.lockingRead ||
-      this.#tablesLocked ||
-      txn.isolationOverride ||
-      isolation === null ||
-      isolation === 'SERIALIZABLE' ||
-      isolation === 'READ-UNCOMMITTED'
-    ) {
-      return this.#bypass(Bypass.ISOLATION, info, marks, command);
-    }
-    if (!info.cacheable || marks !== null)
-      return this.#bypass(Bypass.UNCACHEABLE, info, marks, command);
-    if (snapshot === null || snapshot.unsafeCharset)
-      return this.#bypass(Bypass.SESSION_STATE, info, marks, command);
-    if (this.#readsTemporary(info.reads, schema))
-      return this.#bypass(Bypass.TEMPORARY_TABLE, info, marks, command);
-    const slots = this.#readSlots(entry, schema);
-    if (slots === null) return this.#bypass(Bypass.UNKNOWN_TABLE, info, marks, command);
-    if (txn.wrote(slots)) return this.#bypass(Bypass.OWN_WRITES, info, marks, command);
+    const blocker = this.#hitBlocker(entry, schema, marks);
+    if (blocker >= 0) return this.#bypass(blocker, info, marks, command);
+    const slots = entry.readSlots!;
+    const isolation = txn.inTransaction ? txn.isolation : (this.#snapshot?.isolation ?? null);
 
     const inTransaction = txn.inTransaction;
     const repeatableRead = isolation === 'REPEATABLE-READ';
@@ -907,6 +1254,47 @@ export class StatementRouter {
     const route = this.#forward(command, info, null, entry.establishesSnapshot);
     route.plan!.fill = { key, slots, fillSeq, flight: flights.start(key, now) };
     return route;
+  }
+
+  /**
+   * Why the cache may not answer a read (a Bypass reason), or -1 when it may look it up, its
+   * slots then in `entry.readSlots`. Nothing is counted here.
+   */
+  #hitBlocker(entry: MemoEntry, schema: string | null, marks: WriteMarks | null): number {
+    const info = entry.info;
+    const snapshot = this.#snapshot;
+    const txn = this.txn;
+    // The reasons the server's own cache would give come first, so the counters tell them apart.
+    const type = this.#type;
+    if (
+      type === 0 ||
+      info.sqlCache === 'SQL_NO_CACHE' ||
+      (type === 2 &&
+        info.sqlCache !== 'SQL_CACHE' &&
+        // DEMAND: a view that says SQL_CACHE asks for its readers (rare: not memoised).
+        !this.#worker.catalog.requestsCache(info.reads, schema))
+    ) {
+      return Bypass.NOT_REQUESTED;
+    }
+    // A transaction runs at the level it began with, whatever SET SESSION said since.
+    const isolation = txn.inTransaction ? txn.isolation : (snapshot?.isolation ?? null);
+    if (
+      info.lockingRead ||
+      this.#tablesLocked ||
+      txn.isolationOverride ||
+      isolation === null ||
+      isolation === 'SERIALIZABLE' ||
+      isolation === 'READ-UNCOMMITTED'
+    ) {
+      return Bypass.ISOLATION;
+    }
+    if (!info.cacheable || marks !== null) return Bypass.UNCACHEABLE;
+    if (snapshot === null || snapshot.unsafeCharset) return Bypass.SESSION_STATE;
+    if (this.#readsTemporary(info.reads, schema)) return Bypass.TEMPORARY_TABLE;
+    const slots = this.#readSlots(entry, schema);
+    if (slots === null) return Bypass.UNKNOWN_TABLE;
+    if (txn.wrote(slots)) return Bypass.OWN_WRITES;
+    return -1;
   }
 
   /**
@@ -1152,6 +1540,22 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+const EMPTY_ANSWER = Buffer.alloc(0);
+
+/** What the session does after the reply to a transaction command of the proxy's own. */
+export const TransactionOutcome = {
+  /** Nothing more: the next reply is the client's as usual. */
+  GO_ON: 0,
+  /** The next reply (a command sent with the start) is not the client's: see acceptDiscarded. */
+  DISCARD_NEXT: 1,
+} as const;
+export type TransactionOutcome = (typeof TransactionOutcome)[keyof typeof TransactionOutcome];
+
+/** What replaces a discarded reply (see acceptDiscarded). */
+export interface Discarded {
+  answer: Buffer;
+  rollback: Buffer | null;
+}
 /** COM_REFRESH: everything, at once. */
 const REFRESH_MARKS: WriteMarks = {
   slots: null,

@@ -1,0 +1,383 @@
+/**
+ * Transactions the proxy begins without the server (src/proxy/deferred-transaction.ts): BEGIN,
+ * the hits after it and the COMMIT or ROLLBACK that ends them are answered by the proxy, and the
+ * first statement it cannot answer starts the transaction on the server.
+ *
+ * - Differential: the same statements directly and through the proxy, replies byte for byte
+ *   (BEGIN and COMMIT replies, hits' status flags, diagnostics after either), with the counters
+ *   showing the transactions were deferred and the server's Com_begin/Com_commit showing it
+ *   never saw them.
+ * - Snapshots: a table a hit read, written before the server's snapshot is taken, ends the
+ *   transaction with ER_CHECKREAD; a table no hit read, written then, is read as the server's
+ *   snapshot has it. Under a concurrent transfer load, every transaction a reader sees adds up.
+ *
+ * Steps inside a deferred transaction are recorded without the harness's COM_PING check: a
+ * ping's reply carries the transaction flags, so the proxy starts the transaction for it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ProxyHarness,
+  WARM_TABLE_STATEMENTS,
+  connectDirect,
+  differential,
+  rowsOf,
+  runStatements,
+} from '../support/cache-scenario.ts';
+import type { Run, Session } from '../support/cache-scenario.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { replyError } from '../support/raw-client.ts';
+import type { RawClient } from '../support/raw-client.ts';
+
+const DB = 'nc_deferred';
+
+const TABLES = [
+  `DROP DATABASE IF EXISTS ${DB}`,
+  `CREATE DATABASE ${DB}`,
+  `USE ${DB}`,
+  'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB',
+  "INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+  'CREATE TABLE u (id INT PRIMARY KEY, w INT) ENGINE=InnoDB',
+  'INSERT INTO u VALUES (1, 10), (2, 20)',
+  'RESET QUERY CACHE',
+];
+const READ_T = 'SELECT * FROM t ORDER BY id';
+const READ_U = 'SELECT * FROM u ORDER BY id';
+
+/** A step recorded without the COM_PING after it (see the file's comment). */
+function step(session: Session, sql: string): Promise<unknown> {
+  return session.queryThenDiagnostics(sql);
+}
+
+/** The server's own count of a statement kind (Com_begin, Com_commit...), read directly. */
+async function serverCount(name: string): Promise<number> {
+  const client = await connectDirect();
+  try {
+    return Number(rowsOf(await client.query(`SHOW GLOBAL STATUS LIKE '${name}'`), false)[0]![1]);
+  } finally {
+    client.close();
+  }
+}
+
+async function rowsThrough(client: RawClient, sql: string): Promise<Array<Array<string | null>>> {
+  const reply = await client.query(sql);
+  const error = replyError(reply);
+  assert.equal(error, null, `${sql}: ${error?.message}`);
+  return rowsOf(reply, client.deprecateEof);
+}
+
+describe('transactions begun by the proxy', () => {
+  let proxy: ProxyHarness;
+
+  before(async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...WARM_TABLE_STATEMENTS]);
+    proxy = await ProxyHarness.start();
+  });
+
+  after(async () => {
+    const code = await proxy.stop();
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+    assert.equal(code, 0, 'the proxy exits cleanly');
+  });
+
+  const scenario = (script: (run: Run) => Promise<void>): Promise<void> =>
+    differential(proxy, { database: DB, setup: TABLES }, script);
+
+  test('BEGIN, hits and COMMIT or ROLLBACK answered by the proxy, byte for byte', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const e = await run.session('E', { worker: 0, deprecateEof: true });
+      for (const session of [a, e]) {
+        await session.query(READ_T);
+        await session.query(READ_U);
+        // The server's replies to this session's BEGIN and COMMIT, kept for later.
+        await session.query('BEGIN');
+        await session.query(READ_T);
+        await session.query('COMMIT');
+        await session.query('START TRANSACTION READ ONLY');
+        await session.query('ROLLBACK');
+      }
+      await run.baseline();
+      const begins = await serverCount('Com_begin');
+      const commits = await serverCount('Com_commit');
+      const rollbacks = await serverCount('Com_rollback');
+      for (const session of [a, e]) {
+        for (let round = 0; round < 2; round++) {
+          await step(session, 'BEGIN');
+          await step(session, READ_T);
+          await step(session, READ_U);
+          await step(session, READ_T);
+          await step(session, 'COMMIT');
+        }
+        // READ ONLY: the hits carry IN_TRANS_READONLY, as the server's replies do.
+        await step(session, 'START TRANSACTION READ ONLY');
+        await step(session, READ_U);
+        await step(session, 'ROLLBACK');
+        await session.query(READ_T);
+      }
+      await run.expect(
+        { hits: 16, inserts: 0, transactions_deferred: 6, transactions_in_proxy: 6 },
+        'six transactions, all in the proxy',
+      );
+      if (run.isProxy) {
+        run.check((await serverCount('Com_begin')) === begins, 'the server saw no BEGIN');
+        run.check((await serverCount('Com_commit')) === commits, 'the server saw no COMMIT');
+        run.check((await serverCount('Com_rollback')) === rollbacks, 'the server saw no ROLLBACK');
+      }
+    }));
+
+  test('the first statement the cache cannot answer starts the transaction on the server', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await run.baseline();
+      // A miss first: the client's own BEGIN goes first, then the statement.
+      await step(a, 'BEGIN');
+      await step(a, 'SELECT v FROM t WHERE id = 2');
+      await step(a, READ_T);
+      await step(a, "UPDATE t SET v = 'deux' WHERE id = 2");
+      await step(a, READ_T);
+      await step(a, 'COMMIT');
+      await run.expect(
+        { hits: 1, transactions_deferred: 1, transactions_in_proxy: 0 },
+        'a miss, then a hit in the snapshot it took, then own writes from the server',
+      );
+      // Hits first, then a write: the write runs in the transaction, then ROLLBACK undoes it.
+      await a.query(READ_T);
+      await step(a, 'BEGIN');
+      await step(a, READ_T);
+      await step(a, "UPDATE t SET v = 'zwei' WHERE id = 2");
+      await step(a, READ_T);
+      await step(a, 'ROLLBACK');
+      await a.query(READ_T);
+      await a.query('SELECT @@in_transaction');
+      // A ping inside the transaction answers with the transaction's flags.
+      await step(a, 'BEGIN');
+      await step(a, READ_T);
+      await a.query(READ_T);
+      await step(a, 'COMMIT');
+    }));
+
+  test('READ ONLY: a write inside gets the server’s own error', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 1 });
+      await a.query(READ_U);
+      await a.query('START TRANSACTION READ ONLY');
+      await a.query('COMMIT');
+      await step(a, 'START TRANSACTION READ ONLY');
+      await step(a, READ_U);
+      await a.record('UPDATE u SET w = 0', await a.client.query('UPDATE u SET w = 0'), 1792, false);
+      await step(a, 'SHOW WARNINGS');
+      await step(a, READ_U);
+      await step(a, 'COMMIT');
+      await a.query(READ_U);
+    }));
+
+  test('diagnostics after a BEGIN or COMMIT the proxy answered are the server’s', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await run.baseline();
+      // A warning, then BEGIN: the warning is gone.
+      await a.queryThenDiagnostics("SELECT CAST('7x' AS SIGNED)");
+      await step(a, 'BEGIN');
+      await step(a, 'SHOW WARNINGS');
+      await step(a, 'SELECT ROW_COUNT()');
+      await step(a, 'COMMIT');
+      // Hits, COMMIT, then what COMMIT left.
+      await a.queryThenDiagnostics("SELECT CAST('8x' AS SIGNED)");
+      await step(a, 'BEGIN');
+      await step(a, READ_T);
+      await step(a, 'COMMIT');
+      await step(a, 'SELECT ROW_COUNT()');
+      // BEGIN and COMMIT leave the warning list alone (only statements that read tables reset
+      // it): a warning before them is still there after them.
+      await a.queryThenDiagnostics("SELECT CAST('9x' AS SIGNED)");
+      await step(a, 'BEGIN');
+      await step(a, 'COMMIT');
+      await step(a, 'SHOW WARNINGS');
+      await run.expect(
+        { transactions_deferred: 3, transactions_in_proxy: 2 },
+        'every BEGIN deferred; the first transaction read diagnostics from the server',
+      );
+    }));
+
+  test('isolation levels and session states it does not begin transactions in', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await run.baseline();
+      await a.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
+      await a.query(READ_T);
+      await a.query('COMMIT');
+      await run.expect({ transactions_deferred: 0 }, 'WITH CONSISTENT SNAPSHOT: at once');
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query('COMMIT');
+      await run.expect({ transactions_deferred: 0, hits: 0 }, 'SERIALIZABLE');
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await a.query(READ_T);
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await step(a, 'BEGIN');
+      await step(a, READ_T);
+      await step(a, 'COMMIT');
+      await run.expect({ transactions_deferred: 1, hits: 1 }, 'READ COMMITTED');
+      await a.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await a.query('SET autocommit = 0');
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query('COMMIT');
+      await a.query('SET autocommit = 1');
+      await run.expect({ transactions_deferred: 0 }, 'autocommit=0');
+      await a.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await a.query('BEGIN');
+      await a.query(READ_T);
+      await a.query('COMMIT');
+      await run.expect({ transactions_deferred: 0 }, 'SET TRANSACTION for the next one');
+    }));
+
+  test('a table a hit read, written before the server’s snapshot: ER_CHECKREAD, rolled back', async () => {
+    await runStatements(proxy.host, proxy.port, TABLES);
+    await proxy.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    const a = await proxy.connect(0, login);
+    const b = await proxy.connect(1, login);
+    try {
+      for (const sql of [READ_T, READ_U, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
+      const before = await proxy.counters();
+
+      // Written after the hit: the transaction cannot go on with what it was given.
+      await rowsThrough(a, 'BEGIN');
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'one']);
+      await rowsThrough(b, "UPDATE t SET v = 'uno' WHERE id = 1");
+      const refused = await a.query('SELECT COUNT(*) FROM u');
+      const error = replyError(refused);
+      assert.equal(error?.errno, 1020, 'ER_CHECKREAD');
+      assert.equal(error?.sqlState, 'HY000');
+      assert.equal(error?.message, "Record has changed since last read in table 't'");
+      assert.deepEqual(await rowsThrough(a, 'SELECT @@in_transaction'), [['0']], 'rolled back');
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'uno']);
+
+      // Written when no hit had read it: the server's snapshot has the new value, and the hits
+      // before it are unchanged in that snapshot.
+      await rowsThrough(a, READ_T);
+      await rowsThrough(a, 'BEGIN');
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'uno']);
+      await rowsThrough(b, 'UPDATE u SET w = 11 WHERE id = 1');
+      assert.deepEqual((await rowsThrough(a, READ_U))[0], ['1', '11']);
+      await rowsThrough(b, "UPDATE t SET v = 'eins' WHERE id = 1");
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'uno'], 'repeatable');
+      await rowsThrough(a, 'COMMIT');
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'eins']);
+
+      const counters = await proxy.counters();
+      const moved = (name: string): number => counters.get(name)! - before.get(name)!;
+      assert.equal(moved('transaction_conflicts'), 1);
+      assert.equal(moved('transactions_deferred'), 2);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test('under concurrent transfers, every transaction a reader sees adds up', async () => {
+    const ACCOUNTS = 8;
+    const TOTAL = ACCOUNTS * 100;
+    await runStatements(proxy.host, proxy.port, [
+      `DROP DATABASE IF EXISTS ${DB}`,
+      `CREATE DATABASE ${DB}`,
+      `USE ${DB}`,
+      'CREATE TABLE a (id INT PRIMARY KEY, bal INT) ENGINE=InnoDB',
+      'CREATE TABLE b (id INT PRIMARY KEY, bal INT) ENGINE=InnoDB',
+      `INSERT INTO a SELECT seq, 100 FROM seq_1_to_${ACCOUNTS / 2}`,
+      `INSERT INTO b SELECT seq, 100 FROM seq_1_to_${ACCOUNTS / 2}`,
+      'RESET QUERY CACHE',
+    ]);
+    await proxy.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    const writer = await proxy.connect(undefined, login);
+    const readers = await Promise.all([0, 1, 0, 1].map((worker) => proxy.connect(worker, login)));
+    const before = await proxy.counters();
+    let writing = true;
+    let transfers = 0;
+    const violations: string[] = [];
+    let seen = 0;
+    let conflicts = 0;
+    try {
+      // Learn BEGIN and COMMIT on every reader first.
+      for (const reader of readers) {
+        await rowsThrough(reader, 'BEGIN');
+        await rowsThrough(reader, 'COMMIT');
+      }
+      const write = (async () => {
+        for (let i = 0; i < 200; i++) {
+          const amount = 1 + (i % 7);
+          const from = 1 + (i % (ACCOUNTS / 2));
+          await rowsThrough(writer, 'BEGIN');
+          if (i % 2 === 0) {
+            await rowsThrough(writer, `UPDATE a SET bal = bal - ${amount} WHERE id = ${from}`);
+            await rowsThrough(writer, `UPDATE b SET bal = bal + ${amount} WHERE id = ${from}`);
+          } else {
+            await rowsThrough(writer, `UPDATE b SET bal = bal - ${amount} WHERE id = ${from}`);
+            await rowsThrough(writer, `UPDATE a SET bal = bal + ${amount} WHERE id = ${from}`);
+          }
+          await rowsThrough(writer, 'COMMIT');
+          transfers++;
+          // Pauses long enough for reads to be stored and hit between writes.
+          await sleep(3);
+        }
+        writing = false;
+      })();
+      const read = async (reader: RawClient): Promise<void> => {
+        while (writing) {
+          await rowsThrough(reader, 'BEGIN');
+          const first = await reader.query('SELECT SUM(bal) FROM a');
+          const second = await reader.query('SELECT SUM(bal) FROM b');
+          const third = await reader.query('SELECT SUM(bal) FROM a');
+          const failed = [first, second, third].map(replyError).find((error) => error !== null);
+          if (failed !== undefined) {
+            assert.equal(failed.errno, 1020, `only ER_CHECKREAD may end it: ${failed.message}`);
+            conflicts++;
+            // Rolled back by the error; a COMMIT now commits nothing, as on the server.
+            await rowsThrough(reader, 'COMMIT');
+            continue;
+          }
+          const sums = [first, second, third].map((reply) =>
+            Number(rowsOf(reply, reader.deprecateEof)[0]![0]),
+          );
+          await rowsThrough(reader, 'COMMIT');
+          seen++;
+          if (sums[0]! + sums[1]! !== TOTAL || sums[0] !== sums[2]) {
+            violations.push(`a=${sums[0]} b=${sums[1]} a again=${sums[2]}`);
+          }
+        }
+      };
+      await Promise.all([write, ...readers.map(read)]);
+    } finally {
+      writing = false;
+      writer.close();
+      for (const reader of readers) reader.close();
+    }
+    const counters = await proxy.counters();
+    const moved = (name: string): number => counters.get(name)! - before.get(name)!;
+    assert.deepEqual(violations, [], 'every transaction saw one snapshot');
+    assert.equal(transfers, 200);
+    assert.ok(seen > 0, 'readers finished transactions');
+    assert.equal(moved('transaction_conflicts'), conflicts, 'each conflict counted once');
+    assert.ok(moved('transactions_deferred') > 0, 'readers’ transactions were deferred');
+    assert.ok(moved('hits') > 0, 'and served hits');
+  });
+});
