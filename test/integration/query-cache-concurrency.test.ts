@@ -42,6 +42,9 @@ import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient } from '../support/raw-client.ts';
 import type { RawPacket } from '../support/raw-client.ts';
 
+/** Record has changed since last read: a snapshot that cannot go on, rolled back. */
+const ER_CHECKREAD = 1020;
+
 /** Unique per run, so that runs sharing a server do not meet. */
 const S = `nc_qcc_${randomBytes(4).toString('hex')}`;
 
@@ -59,8 +62,11 @@ const ROWS = 20;
 const HOT = 4;
 /** Rows of the table the slow scan reads. */
 const BIG_ROWS = 200_000;
-/** The slow, cacheable SELECT of the fill race: a full scan of `big`, about 100 ms. */
-const SLOW_SELECT = 'SELECT SUM(x) FROM big';
+/**
+ * The slow, cacheable SELECT of the fill race: a full scan of `big` hashing every row (SUM(x)
+ * all the same), a few hundred ms, so an UPDATE sent once it runs ends before it does.
+ */
+const SLOW_SELECT = "SELECT SUM(x) FROM big WHERE SHA2(pad, 512) <> ''";
 
 type Rows = Array<Array<string | null>>;
 
@@ -443,6 +449,7 @@ describe('query cache under concurrent writes (2 workers)', () => {
       writes: 0,
       transactions: 0,
       snapshotTransactions: 0,
+      snapshotConflicts: 0,
       stale: 0,
       impossible: 0,
       inconsistent: 0,
@@ -567,11 +574,23 @@ describe('query cache under concurrent writes (2 workers)', () => {
 
     /**
      * Reads inside REPEATABLE READ transactions: the first read pins InnoDB's snapshot, and
-     * every later one, hit or not, must show that same snapshot.
+     * every later one, hit or not, must show that same snapshot. A transaction the proxy began
+     * may instead end with ER_CHECKREAD, rolled back (see deferred-transaction.ts): what it
+     * read until then must still be one snapshot.
      */
     const snapshotReader = async (client: SqlClient): Promise<void> => {
       await client.rows('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       while (running()) {
+        try {
+          await snapshotTransaction(client);
+        } catch (error) {
+          if (!(error instanceof ServerError) || error.errno !== ER_CHECKREAD) throw error;
+          tally.snapshotConflicts++;
+        }
+      }
+    };
+    const snapshotTransaction = async (client: SqlClient): Promise<void> => {
+      {
         await client.rows('BEGIN');
         const low = lowerBounds();
         const listed = await client.rows('SELECT id, v FROM t ORDER BY id');
@@ -644,7 +663,7 @@ describe('query cache under concurrent writes (2 workers)', () => {
     console.log(
       `workload: ${operations} operations (${tally.reads} reads, ${tally.writes} UPDATEs, ` +
         `${tally.transactions} two-row transactions, ${tally.snapshotTransactions} snapshot ` +
-        `transactions) in ${elapsedMs} ms over ${lean.length + binary.length} connections ` +
+        `transactions, ${tally.snapshotConflicts} ended by ER_CHECKREAD) in ${elapsedMs} ms over ${lean.length + binary.length} connections ` +
         `(lean ones on workers ${workers}); cache: ${used.hits} hits, ${used.inserts} inserts, ` +
         `${used.staleFillsRefused} stale fills refused, ${used.staleHitsRefused} stale hits ` +
         `refused; stale reads ${tally.stale}, impossible ${tally.impossible}, inconsistent ` +
@@ -675,6 +694,16 @@ describe('query cache under concurrent writes (2 workers)', () => {
     const write = async (writer: MysqlConnection, sql: string): Promise<void> => {
       const result = await writer.query(sql);
       assert.equal(result.error, null, sql);
+    };
+    const slowSelectRuns = async (): Promise<void> => {
+      for (let tries = 0; ; tries++) {
+        assert.ok(tries < 500, 'the slow SELECT reaches the server');
+        const [row] = await admin.queryRows(
+          "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SUM(x) FROM big WHERE SHA2%'",
+        );
+        if (Number(row?.[0]) > 0) return;
+        await sleep(1);
+      }
     };
     /** Any result of the slow SELECT stored so far is stale after this. */
     const invalidate = (writer: MysqlConnection): Promise<void> =>
@@ -710,7 +739,8 @@ describe('query cache under concurrent writes (2 workers)', () => {
         const before = await counters();
         let selectDone = false;
         const select = single(reader, SLOW_SELECT).finally(() => (selectDone = true));
-        await sleep(25);
+        // Sent once the server runs the SELECT, not after a guess of when it starts.
+        await slowSelectRuns();
         await write(writer, 'UPDATE big SET x = x + 1 WHERE id = 1');
         const updateFirst = !selectDone;
         const racing = await select;
