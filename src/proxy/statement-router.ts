@@ -21,6 +21,7 @@ import {
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
+import { NameEncoding } from '../sql/name-encoding.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
@@ -428,8 +429,6 @@ export class StatementRouter {
     }
     const before = this.#snapshot.foundRowsBefore;
     this.#foundRowsBeforeProbe = before !== null && before !== 1 ? before : null;
-    if (this.#snapshot.schema !== null && this.#snapshot.lowerCaseTableNames !== 0)
-      this.#snapshot.schema = this.#snapshot.schema.toLowerCase();
     this.#sessionKey = this.#worker.sessionKeys.idOf(
       `${this.#snapshot.digest}\u0002${this.#capabilities}`,
     );
@@ -1085,6 +1084,7 @@ export class StatementRouter {
       ansiQuotes: snapshot?.ansiQuotes ?? false,
       noBackslashEscapes: this.#noBackslashEscapes(),
       lowerCaseTableNames: snapshot?.lowerCaseTableNames ?? 0,
+      names: snapshot?.names ?? NameEncoding.OTHER,
     };
   };
 
@@ -1094,7 +1094,8 @@ export class StatementRouter {
     return (
       (snapshot?.ansiQuotes === true ? 1 : 0) +
       (this.#noBackslashEscapes() ? 2 : 0) +
-      (snapshot?.lowerCaseTableNames ?? 0) * 4
+      (snapshot?.lowerCaseTableNames ?? 0) * 4 +
+      (snapshot?.names ?? NameEncoding.OTHER) * 12
     );
   }
 
