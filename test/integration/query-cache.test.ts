@@ -1219,6 +1219,82 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('SQL PREPARE / EXECUTE: an EXECUTE without USING is the SELECT it prepared', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'elsewhere')`,
+        "CREATE PROCEDURE reprepare() PREPARE s FROM 'SELECT v FROM t ORDER BY id'",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        await a.query(`PREPARE s FROM '${READ_T}'`);
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 1, hits: 1 }, 'EXECUTE is stored, then hits');
+        await a.query(READ_T);
+        await run.expect({ inserts: 0, hits: 1 }, 'the SELECT it prepared shares its result');
+        await a.query('SELECT v FROM t WHERE id = 2');
+        await a.query('prepare S2 from "SELECT v FROM t WHERE id = 2"');
+        await a.query('EXECUTE s2');
+        await run.expect({ inserts: 1, hits: 1 }, 'and the other way round');
+
+        await b.query("UPDATE t SET v = 'zwei' WHERE id = 2");
+        await a.query('EXECUTE s2');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 2, hits: 0 }, 'a write invalidates them');
+
+        // Prepared again: the name now stands for another text.
+        await a.query("PREPARE s FROM 'SELECT id FROM t ORDER BY id'");
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 1, hits: 1 }, 'prepared again');
+        // Prepared in another schema: its tables are that schema's.
+        await a.query(`PREPARE s3 FROM '${READ_T}'`);
+        await a.query(`USE ${DB2}`);
+        await a.query(READ_T);
+        await a.query(READ_T);
+        await a.query('EXECUTE s3');
+        await a.query('EXECUTE s3');
+        await run.expect({ inserts: 1, hits: 1 }, 'not the other schema’s result');
+        await a.query(`USE ${DB}`);
+
+        // The text or the parameters only the server knows: never answered.
+        const c = await run.session('C', { worker: 0 });
+        await c.query(`SET @text = '${READ_T}'`);
+        await c.query('PREPARE s4 FROM @text');
+        await c.query('EXECUTE s4');
+        await c.query('EXECUTE s4');
+        const d = await run.session('D', { worker: 0 });
+        await d.query("PREPARE s5 FROM 'SELECT * FROM t WHERE id = ?'");
+        await d.query('SET @id = 1');
+        await d.query('EXECUTE s5 USING @id');
+        await d.query('EXECUTE s5 USING @id');
+        await run.expect({ hits: 0 }, 'FROM @var, USING @var');
+        // A PREPARE that fails drops the statement of that name. (An EXECUTE of a name not known
+        // to be a SELECT may run a procedure, which may create temporary tables: from here on,
+        // nothing of this session is cached.)
+        await a.query("PREPARE s FROM 'SELECT * FROM no_such_table'", 1146);
+        await a.query('EXECUTE s', 1243);
+        await a.query('DEALLOCATE PREPARE s2');
+        await a.query('EXECUTE s2', 1243);
+        await run.expect({ hits: 0 }, 'dropped statements');
+
+        // A procedure may prepare statements too (and once it ran, nothing of the session is
+        // cached: it may have created temporary tables).
+        await a.query(`PREPARE s FROM '${READ_T}'`);
+        await a.query('EXECUTE s');
+        await a.query('CALL reprepare()');
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+
+        await a.query(READ_T);
+      },
+    ));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [
