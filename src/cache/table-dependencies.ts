@@ -7,7 +7,8 @@
  *
  * Built from a plain snapshot of the schema (see schema-metadata.ts), so that it can be tested and
  * shipped to workers without a connection. Every name is "schema.table", already normalized per
- * lower_case_table_names by whoever built the snapshot and by whoever asks.
+ * lower_case_table_names by whoever built the snapshot and by whoever asks, in the form the router
+ * reads names in (UTF-8 bytes as Latin-1, see name-encoding.ts).
  */
 
 /** Stands for "unknown": a view whose definition could not be read, a trigger that may write anything. */

@@ -17,6 +17,7 @@
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
+import { isUnresolvableName } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
@@ -135,11 +136,14 @@ export class SchemaCatalog {
       if (name === null) return null;
       const bases = dependencies.readsOf(name);
       if (bases === null) {
-        // System schemas are never in the metadata: their names are not news.
+        // System schemas are never in the metadata, names it cannot hold are never found in
+        // it: neither is news.
         const owner = table.schema ?? schema;
         if (
           owner !== null &&
           !isSystemSchema(owner) &&
+          !isUnresolvableName(owner) &&
+          !isUnresolvableName(table.name) &&
           dependencies.engineOf(name) === undefined &&
           !dependencies.isView(name)
         ) {
@@ -197,6 +201,8 @@ export class SchemaCatalog {
     for (const table of tables) {
       const name = qualify(table, schema);
       if (name === null) continue;
+      // The metadata cannot tell what it is: maybe a view of any kind.
+      if (unresolvable(table, schema)) return true;
       if (dependencies === null) {
         // While the metadata reloads, a name it did not know may be a new view of any kind.
         if (this.#dependencies?.engineOf(name) === undefined) return true;
@@ -227,7 +233,8 @@ export class SchemaCatalog {
     if (dependencies === null) return tables.length > 0;
     for (const table of tables) {
       const name = qualify(table, schema);
-      if (name === null || dependencies.hasTriggers(name)) return true;
+      if (name === null || unresolvable(table, schema) || dependencies.hasTriggers(name))
+        return true;
     }
     return false;
   }
@@ -357,6 +364,12 @@ export class SchemaCatalog {
       connection.close();
     }
   }
+}
+
+/** A name the metadata cannot be asked about (see name-encoding.ts). */
+function unresolvable(table: TableRef, schema: string | null): boolean {
+  const owner = table.schema ?? schema;
+  return isUnresolvableName(table.name) || (owner !== null && isUnresolvableName(owner));
 }
 
 /** "schema.table", or null for an unqualified name with no current schema. */

@@ -8,11 +8,13 @@
  * resets it only for statements that use tables), so SHOW WARNINGS after it still tells the
  * client's own statement. It is sent only when the state may have changed since the last one.
  */
+import { NameEncoding, isAscii, nameEncodingOf, statementName } from '../sql/name-encoding.ts';
 import type { LowerCaseTableNames } from '../sql/statement-classifier.ts';
 
 /** The probe's columns, in order; their values together are the session's part of a cache key. */
 const MARIADB_COLUMNS = [
-  'DATABASE()',
+  // In hex: its bytes in UTF-8 whatever character_set_results is (see schemaOf).
+  'HEX(DATABASE())',
   'CURRENT_USER()',
   'CURRENT_ROLE()',
   '@@lower_case_table_names',
@@ -74,7 +76,11 @@ export function probeSql(serverVersion: string): string {
 export type Isolation = 'READ-UNCOMMITTED' | 'READ-COMMITTED' | 'REPEATABLE-READ' | 'SERIALIZABLE';
 
 export interface SessionSnapshot {
-  /** The current schema, or null when none is selected. */
+  /**
+   * The current schema, or null when none is selected, in the form the router reads names in
+   * (its UTF-8 bytes as Latin-1, see name-encoding.ts) and lowered per lower_case_table_names;
+   * marked unresolvable when that lowering cannot be done as the server does it.
+   */
   schema: string | null;
   isolation: Isolation;
   lowerCaseTableNames: LowerCaseTableNames;
@@ -86,6 +92,8 @@ export interface SessionSnapshot {
    * sessions are never cached and their writes invalidate everything.
    */
   unsafeCharset: boolean;
+  /** How the client's character set spells non-ASCII table names. */
+  names: NameEncoding;
   /** Every value of the probe, joined: equal digests mean equal result bytes for equal queries. */
   digest: string;
   /** The session's @@query_cache_type on the server, or null when the server has none. */
@@ -112,13 +120,16 @@ export function readProbe(row: ReadonlyArray<string | null> | undefined): Sessio
   const isolation = row[5] ?? '';
   if ((lctn !== 0 && lctn !== 1 && lctn !== 2) || !ISOLATIONS.has(isolation)) return null;
   const modes = new Set(sqlMode.split(','));
+  const schema = schemaOf(row[0] ?? null, lctn);
+  if (schema === undefined) return null;
   return {
-    schema: row[0] ?? null,
+    schema,
     isolation: isolation as Isolation,
     lowerCaseTableNames: lctn,
     ansiQuotes: modes.has('ANSI_QUOTES') || modes.has('ANSI'),
     noBackslashEscapes: modes.has('NO_BACKSLASH_ESCAPES'),
     unsafeCharset: UNSAFE_CLIENT_CHARSETS.has((row[6] ?? '').toLowerCase()),
+    names: nameEncodingOf(row[6] ?? ''),
     digest: row
       .slice(0, row.length > MARIADB_COLUMNS.length ? MARIADB_COLUMNS.length : row.length)
       .map((value) => value ?? '\u0000')
@@ -129,6 +140,21 @@ export function readProbe(row: ReadonlyArray<string | null> | undefined): Sessio
         : null,
     foundRowsBefore: foundRowsOf(row[MARIADB_COLUMNS.length + 1]),
   };
+}
+
+/**
+ * The current schema from HEX(DATABASE()): undefined when that is not hex. Under
+ * lower_case_table_names 1 and 2 the server compares names in lower case: an ASCII name is
+ * lowered here, a non-ASCII one is marked unresolvable.
+ */
+function schemaOf(hex: string | null, lctn: LowerCaseTableNames): string | null | undefined {
+  if (hex === null) return null;
+  const bytes = Buffer.from(hex, 'hex');
+  // Decoding stops at the first pair that is not hex.
+  if (bytes.length * 2 !== hex.length) return undefined;
+  const schema = bytes.toString('latin1');
+  if (lctn === 0) return schema;
+  return isAscii(schema) ? schema.toLowerCase() : statementName(schema, NameEncoding.UTF8MB4, lctn);
 }
 
 function foundRowsOf(value: string | null | undefined): number | null {

@@ -8,6 +8,8 @@ import { Doorkeeper } from '../cache/doorkeeper.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
+import { withResolvableNames } from '../sql/name-encoding.ts';
+import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
 
 const MAX_ENTRIES = 20_000;
@@ -22,6 +24,8 @@ export interface ClassifyMode {
   ansiQuotes: boolean;
   noBackslashEscapes: boolean;
   lowerCaseTableNames: LowerCaseTableNames;
+  /** How the session's character set spells non-ASCII table names (see name-encoding.ts). */
+  names: NameEncoding;
 }
 
 /**
@@ -55,10 +59,16 @@ export class MemoEntry {
   }
 }
 
-/** The memo's index of a classify mode: 12 combinations. */
+/** How many classify modes there are. */
+const MODES = 36;
+
+/** The memo's index of a classify mode. */
 export function modeIndex(mode: ClassifyMode): number {
   return (
-    (mode.ansiQuotes ? 1 : 0) + (mode.noBackslashEscapes ? 2 : 0) + mode.lowerCaseTableNames * 4
+    (mode.ansiQuotes ? 1 : 0) +
+    (mode.noBackslashEscapes ? 2 : 0) +
+    mode.lowerCaseTableNames * 4 +
+    mode.names * 12
   );
 }
 
@@ -70,9 +80,12 @@ export function hashBytes(bytes: Buffer, from: number, to: number): number {
 }
 
 export class StatementMemo {
-  /** One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names). */
+  /**
+   * One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names, the
+   * names' encoding).
+   */
   readonly #byMode: Array<Map<string, MemoEntry>> = Array.from(
-    { length: 12 },
+    { length: MODES },
     () => new Map<string, MemoEntry>(),
   );
   /**
@@ -80,7 +93,7 @@ export class StatementMemo {
    * up (another text with the same hash takes its place), confirmed by comparing the bytes.
    */
   readonly #byBytes: Array<Map<number, MemoEntry>> = Array.from(
-    { length: 12 },
+    { length: MODES },
     () => new Map<number, MemoEntry>(),
   );
   #size = 0;
@@ -107,8 +120,9 @@ export class StatementMemo {
     const memo = this.#byMode[modeIndex(mode)]!;
     let entry = memo.get(sql);
     if (entry === undefined) {
+      const info = classify(sql, { ...mode, serverVersion: this.#serverVersionNumber });
       entry = new MemoEntry(
-        classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
+        withResolvableNames(info, mode.names, mode.lowerCaseTableNames),
         tokenizesTheSameInEveryMode(sql),
       );
       this.#lastKept = this.#doorkeeper.seenBefore(sql);

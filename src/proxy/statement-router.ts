@@ -23,6 +23,7 @@ import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
+import { NameEncoding } from '../sql/name-encoding.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
@@ -67,6 +68,8 @@ export interface CommandPlan {
   establishesSnapshot: boolean;
   /** What a COM_STMT_PREPARE prepares. */
   prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
+  /** What a PREPARE name FROM 'text' prepares, when its executions may be answered. */
+  sqlPrepare?: { name: string; prepared: SqlPrepared };
   /** The isolation level the session had when the command was sent. */
   isolation: Isolation | null;
   /** SHOW STATUS or a read of information_schema's status tables: how to rewrite its reply. */
@@ -166,6 +169,8 @@ const SESSION_STATE_KINDS: ReadonlySet<StatementKind> = new Set([
  */
 function needsSessionState(entry: MemoEntry): boolean {
   const info = entry.info;
+  // The state it is prepared in is recorded with it.
+  if (info.control?.kind === 'sql-prepare' && info.control.text !== null) return true;
   if (info.writesEverything && info.kind !== 'select') return false;
   return (
     !entry.modeIndependent ||
@@ -173,6 +178,17 @@ function needsSessionState(entry: MemoEntry): boolean {
     info.reads.length > 0 ||
     info.writes.length > 0
   );
+}
+
+/**
+ * A SELECT prepared by PREPARE name FROM 'text'. EXECUTE name (without USING) runs that text,
+ * and answers with the text result set the text itself gets, so it is routed as that SELECT,
+ * keyed as it is: while the session's state is the one it was prepared in, which the parse
+ * (tables in the current schema, literals in the client's character set) depended on.
+ */
+interface SqlPrepared {
+  entry: MemoEntry;
+  sessionKey: string;
 }
 
 /** A statement prepared through COM_STMT_PREPARE, for caching its executions. */
@@ -219,6 +235,8 @@ export class StatementRouter {
   /** Something ran that may have created temporary tables unseen (a procedure, say). */
   #hiddenTemporary = false;
   readonly #statements = new Map<number, PreparedStatement>();
+  /** SELECTs prepared by SQL PREPARE, by their lowered names. */
+  readonly #sqlPrepared = new Map<string, SqlPrepared>();
   /**
    * The reply last served from the cache, while that was the last command: the server never ran
    * it, so what it says about "the previous statement" must be put right before anyone asks.
@@ -772,6 +790,8 @@ export class StatementRouter {
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
   #forwardUnknown(command: number, schemaChange: boolean): Route & { action: 'forward' } {
     this.#stateDirty = true;
+    // It may be a procedure that prepares statements.
+    this.#sqlPrepared.clear();
     const marks: WriteMarks = { slots: null, everything: true, schemaChange };
     return this.#forward(command, null, marks, false);
   }
@@ -795,8 +815,6 @@ export class StatementRouter {
     }
     const before = this.#snapshot.foundRowsBefore;
     this.#foundRowsBeforeProbe = before !== null && before !== 1 ? before : null;
-    if (this.#snapshot.schema !== null && this.#snapshot.lowerCaseTableNames !== 0)
-      this.#snapshot.schema = this.#snapshot.schema.toLowerCase();
     this.#sessionKey = this.#worker.sessionKeys.idOf(
       `${this.#snapshot.digest}\u0002${this.#capabilities}`,
     );
@@ -841,6 +859,7 @@ export class StatementRouter {
           this.#temporary.clear();
           this.#hiddenTemporary = false;
           this.#statements.clear();
+          this.#sqlPrepared.clear();
           this.#tablesLocked = false;
           this.#statementsUncertain = false;
           this.#type = this.#cache.type;
@@ -867,13 +886,72 @@ export class StatementRouter {
     if (!failed && info.kind === 'lock') this.#tablesLocked = true;
     // UNLOCK TABLES, and BEGIN, which releases table locks.
     if (!failed && (info.kind === 'unlock' || info.kind === 'begin')) this.#tablesLocked = false;
-    if (info.kind === 'call' || info.kind === 'execute' || info.kind === 'prepare') {
+    // PREPARE runs nothing: what it prepares is known when it is executed.
+    if (info.kind === 'call' || info.kind === 'execute') {
       this.#hiddenTemporary = true;
     } else if (info.multiStatement || info.unknownFunctions.length > 0) {
       this.#hiddenTemporary = true;
     }
+    this.#trackSqlPrepared(plan, info, failed);
     if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
     if (!failed && plan.command !== Command.STMT_PREPARE) this.#onControl(info);
+  }
+
+  /**
+   * What PREPARE, DEALLOCATE PREPARE and whatever may run them (a procedure, an EXECUTE of an
+   * unknown statement, a text of several statements) did to the session's SQL prepared
+   * statements. A failed PREPARE drops the statement of that name too.
+   */
+  #trackSqlPrepared(plan: CommandPlan, info: StatementInfo, failed: boolean): void {
+    const control = info.control;
+    if (control?.kind === 'sql-prepare' || control?.kind === 'sql-deallocate') {
+      if (control.name === null) this.#sqlPrepared.clear();
+      else this.#sqlPrepared.delete(control.name);
+      const prepared = plan.sqlPrepare;
+      if (!failed && prepared !== undefined)
+        this.#sqlPrepared.set(prepared.name, prepared.prepared);
+      return;
+    }
+    const knownExecute =
+      control?.kind === 'sql-execute' &&
+      control.name !== null &&
+      this.#sqlPrepared.has(control.name);
+    if (
+      info.multiStatement ||
+      (info.writesEverything && SCHEMA_CHANGING.has(info.kind) && !knownExecute)
+    ) {
+      this.#sqlPrepared.clear();
+    }
+  }
+
+  /**
+   * The prepared SELECT an EXECUTE name (without USING) runs, when it may be routed as that
+   * SELECT: prepared in the session's current state (before the probe has told, it is assumed
+   * to be, so that the probe runs; after it, compared).
+   */
+  #executedSelect(entry: MemoEntry): MemoEntry | null {
+    const control = entry.info.control;
+    if (control?.kind !== 'sql-execute' || control.using || control.name === null) return null;
+    const prepared = this.#sqlPrepared.get(control.name);
+    if (prepared === undefined) return null;
+    if (!this.#stateDirty && prepared.sessionKey !== this.#sessionKey) return null;
+    return prepared.entry;
+  }
+
+  /** What a PREPARE name FROM 'text' prepares, when it is a SELECT its executions may answer. */
+  #sqlPrepare(info: StatementInfo): CommandPlan['sqlPrepare'] {
+    const control = info.control;
+    if (control?.kind !== 'sql-prepare' || control.name === null || control.text === null) {
+      return undefined;
+    }
+    if (this.#stateDirty || this.#snapshot === null) return undefined;
+    const entry = this.#classify(control.text);
+    const prepared = entry.info;
+    // A status read is rewritten by its own statement's kind: left to the server's EXECUTE.
+    if (prepared.kind !== 'select' || prepared.multiStatement || prepared.control !== null) {
+      return undefined;
+    }
+    return { name: control.name, prepared: { entry, sessionKey: this.#sessionKey } };
   }
 
   /** What the proxy does itself once the server has accepted a control statement. */
@@ -941,13 +1019,14 @@ export class StatementRouter {
 
   #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
     // Looked up by its bytes: a statement seen before builds no string (statement-memo.ts).
-    const entry = this.#worker.memo.classifyBytes(
+    const classified = this.#worker.memo.classifyBytes(
       payload,
       1,
       this.#modeIndex(),
       this.#classifyMode,
       this.#serverVersion,
     );
+    const entry = this.#executedSelect(classified) ?? classified;
     const info = entry.info;
     const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
@@ -975,6 +1054,8 @@ export class StatementRouter {
       const route = this.#forward(Command.QUERY, info, marks, false);
       if (control?.kind === 'begin' || control?.kind === 'end-transaction')
         this.#learnReply(route.plan!, payload, control.kind === 'begin');
+      const prepared = this.#sqlPrepare(info);
+      if (prepared !== undefined) route.plan!.sqlPrepare = prepared;
       return route;
     }
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
@@ -1041,6 +1122,7 @@ export class StatementRouter {
       // Not prepared through this session's commands as far as we saw (or id 0xFFFFFFFF, "the
       // last one prepared"): it may write anything, or change the session's state.
       this.#stateDirty = true;
+      this.#sqlPrepared.clear();
       return this.#forward(
         Command.STMT_EXECUTE,
         null,
@@ -1473,6 +1555,7 @@ export class StatementRouter {
       ansiQuotes: snapshot?.ansiQuotes ?? false,
       noBackslashEscapes: this.#noBackslashEscapes(),
       lowerCaseTableNames: snapshot?.lowerCaseTableNames ?? 0,
+      names: snapshot?.names ?? NameEncoding.OTHER,
     };
   };
 
@@ -1482,7 +1565,8 @@ export class StatementRouter {
     return (
       (snapshot?.ansiQuotes === true ? 1 : 0) +
       (this.#noBackslashEscapes() ? 2 : 0) +
-      (snapshot?.lowerCaseTableNames ?? 0) * 4
+      (snapshot?.lowerCaseTableNames ?? 0) * 4 +
+      (snapshot?.names ?? NameEncoding.OTHER) * 12
     );
   }
 

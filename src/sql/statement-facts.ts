@@ -21,16 +21,20 @@ const WORDS = [
   'CONSISTENT',
   'COUNT',
   'CURRENT',
+  'DEALLOCATE',
   'DEFAULT',
   'DEMAND',
   'DIAGNOSTICS',
   'DROP',
   'ERRORS',
   'ERROR_COUNT',
+  'EXECUTE',
   'FLUSH',
   'FOUND_ROWS',
+  'FROM',
   'GET',
   'GLOBAL',
+  'IMMEDIATE',
   'LIKE',
   'LOCAL',
   'NO',
@@ -38,6 +42,7 @@ const WORDS = [
   'OFF',
   'ON',
   'ONLY',
+  'PREPARE',
   'QUERY',
   'QUERY_CACHE_TYPE',
   'READ',
@@ -53,6 +58,7 @@ const WORDS = [
   'START',
   'STATUS',
   'TRANSACTION',
+  'USING',
   'WARNINGS',
   'WARNING_COUNT',
   'WHERE',
@@ -168,7 +174,20 @@ function controlOf(
     case W.ROLLBACK:
       return kind === 'commit' || kind === 'rollback' ? plainEnd(cursor) : null;
     case W.DROP:
+      if (kind === 'prepare')
+        return { kind: 'sql-deallocate', name: preparedName(cursor, start + 2) };
       return kind === 'ddl' ? { kind: 'drop' } : null;
+    case W.DEALLOCATE:
+      return { kind: 'sql-deallocate', name: preparedName(cursor, start + 2) };
+    case W.PREPARE:
+      return sqlPrepare(cursor, backslashEscapes);
+    case W.EXECUTE:
+      if (cursor.wordAt(start + 1) === W.IMMEDIATE) return null;
+      return {
+        kind: 'sql-execute',
+        name: preparedName(cursor, start + 1),
+        using: cursor.wordAt(start + 2) === W.USING,
+      };
   }
   if (kind === 'select' && reads.some(isStatusTable)) return { kind: 'status-table' };
   return null;
@@ -211,6 +230,24 @@ function plainEnd(cursor: Cursor): StatementControl | null {
     at += 2;
   }
   return at === cursor.end ? { kind: 'end-transaction' } : null;
+}
+
+/** PREPARE name FROM 'text' (or FROM anything else: text null). */
+function sqlPrepare(cursor: Cursor, backslashEscapes: boolean): StatementControl {
+  const start = cursor.start;
+  const name = preparedName(cursor, start + 1);
+  const literal = cursor.wordAt(start + 2) === W.FROM && start + 4 === cursor.end;
+  const text = literal ? cursor.stringValue(start + 3, backslashEscapes) : null;
+  return { kind: 'sql-prepare', name, text };
+}
+
+/** The prepared statement's name at `index`, lowered; null when not a plain ASCII name. */
+function preparedName(cursor: Cursor, index: number): string | null {
+  const kind = cursor.kindAt(index);
+  if (kind !== TokenKind.Word && kind !== TokenKind.QuotedIdentifier) return null;
+  const name = cursor.tokens.identifier(index);
+  for (let i = 0; i < name.length; i++) if (name.charCodeAt(i) >= 0x80) return null;
+  return name.toLowerCase();
 }
 
 /** information_schema.GLOBAL_STATUS or SESSION_STATUS (or either name with no schema). */

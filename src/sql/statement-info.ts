@@ -117,4 +117,14 @@ export type StatementControl =
   /** COMMIT or ROLLBACK [WORK] [AND NO CHAIN] [NO RELEASE]: ends the transaction, starts none. */
   | { kind: 'end-transaction' }
   /** DROP TABLE / VIEW / SEQUENCE / INDEX ...: names it writes stop existing. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /**
+   * PREPARE name FROM ...: `text` is the value of a plain string literal, null for anything else
+   * (FROM @var: only the server knows it). `name` is lowered (the server compares these names
+   * without regard to case), null when it is not ASCII: it cannot be lowered as the server does.
+   */
+  | { kind: 'sql-prepare'; name: string | null; text: string | null }
+  /** DEALLOCATE PREPARE name, DROP PREPARE name; `name` as for sql-prepare. */
+  | { kind: 'sql-deallocate'; name: string | null }
+  /** EXECUTE name [USING ...] (not EXECUTE IMMEDIATE); `name` as for sql-prepare. */
+  | { kind: 'sql-execute'; name: string | null; using: boolean };

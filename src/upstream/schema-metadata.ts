@@ -30,7 +30,8 @@ import type {
   LowerCaseTableNames,
   TableRef,
 } from '../sql/statement-classifier.ts';
-import { isSystemSchema, normalizeName } from '../sql/table-ref.ts';
+import { catalogNameOf } from '../sql/name-encoding.ts';
+import { isSystemSchema } from '../sql/table-ref.ts';
 import { TokenKind, tokenize } from '../sql/tokenizer.ts';
 import type { TokenList } from '../sql/tokenizer.ts';
 import type { MysqlConnection } from './mysql-connection.ts';
@@ -108,8 +109,20 @@ export async function loadSchemaSnapshot(
     serverVersion ??= serverVersionNumber(row?.[1] ?? '') ?? undefined;
   }
   const lctn = lowerCaseTableNames;
-  const qualify = (schema: string, name: string): string =>
-    `${normalizeName(schema, lctn)}.${normalizeName(name, lctn)}`;
+  // Names in the form the router reads statements' names in (see name-encoding.ts); null for
+  // one no statement's spelling is resolved to. Such a table is left out, as the router never
+  // asks about it; where it is read (through a view or a MERGE table) it stands for the unknown
+  // table; where it is written (by a trigger, a cascade, an event) it is left out too: no
+  // result read from it is ever stored.
+  const qualify = (schema: string, name: string): string | null => {
+    const owner = catalogNameOf(schema, lctn);
+    const table = catalogNameOf(name, lctn);
+    return owner === null || table === null ? null : `${owner}.${table}`;
+  };
+  const reference =
+    (defaultSchema: string) =>
+    (table: TableRef): string | null =>
+      qualify(table.schema ?? defaultSchema, table.name);
 
   // One round trip: the client pipelines the queries.
   const [tables, views, triggers, innodbForeignKeys, events] = await Promise.all([
@@ -150,28 +163,30 @@ export async function loadSchemaSnapshot(
   };
 
   const writtenBehind = new Set<string>();
-  const mergeTables: Array<[schema: string, name: string]> = [];
+  const mergeTables: Array<[schema: string, name: string, key: string]> = [];
   for (const [schema, name, type, engine] of tables) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     // A session's temporary tables are its own; information_schema's are no user data.
     if (type === 'TEMPORARY' || type === 'SYSTEM VIEW') continue;
+    const key = qualify(schema, name);
+    if (key === null) continue;
     // Unknown until its VIEWS row is read: a view listed here but not there stays unknown.
     if (type === 'VIEW') {
-      snapshot.views.set(qualify(schema, name), [UNKNOWN_TABLE]);
+      snapshot.views.set(key, [UNKNOWN_TABLE]);
       // Until its definition shows otherwise, reading it may write.
-      snapshot.writingViews!.add(qualify(schema, name));
+      snapshot.writingViews!.add(key);
     }
     // BASE TABLE, SYSTEM VERSIONED, SEQUENCE, and whatever a server adds: stored rows.
     else {
-      snapshot.baseTables.set(qualify(schema, name), engine ?? '');
+      snapshot.baseTables.set(key, engine ?? '');
       // An INSERT into a table whose column defaults to NEXTVAL(s) advances s, and which tables
       // do is only in the column definitions (information_schema.COLUMNS opens every table to
       // show them): a sequence is taken as written behind the proxy's back, never cached.
-      if (type === 'SEQUENCE') writtenBehind.add(qualify(schema, name));
+      if (type === 'SEQUENCE') writtenBehind.add(key);
       const kind = (engine ?? '').toUpperCase();
-      if (kind === MERGE_ENGINE) mergeTables.push([schema, name]);
+      if (kind === MERGE_ENGINE) mergeTables.push([schema, name, key]);
       else if (!SELF_CONTAINED_ENGINES.has(kind)) {
-        snapshot.storedIn!.set(qualify(schema, name), [UNKNOWN_TABLE]);
+        snapshot.storedIn!.set(key, [UNKNOWN_TABLE]);
       }
     }
   }
@@ -186,27 +201,25 @@ export async function loadSchemaSnapshot(
         .catch(() => null),
     ),
   );
-  mergeTables.forEach(([schema, name], index) => {
+  mergeTables.forEach(([schema, , key], index) => {
     const union = mergeUnion(mergeDefinitions[index] ?? null, viewOptions);
+    const stores = union?.map(reference(schema));
     snapshot.storedIn!.set(
-      qualify(schema, name),
-      union === null
-        ? [UNKNOWN_TABLE]
-        : union.map((table) => qualify(table.schema ?? schema, table.name)),
+      key,
+      stores === undefined || stores.includes(null) ? [UNKNOWN_TABLE] : (stores as string[]),
     );
   });
 
   for (const [schema, name, definition] of views) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
-    snapshot.views.set(
-      qualify(schema, name),
-      viewReads(definition ?? null, normalizeName(schema, lctn), viewOptions),
-    );
+    const key = qualify(schema, name);
+    if (key === null) continue;
+    snapshot.views.set(key, viewReads(definition ?? null, reference(schema), viewOptions));
     if (definition != null && definition.trim() !== '') {
       const info = classify(definition, viewOptions);
       if (!info.writesEverything && !info.multiStatement && info.kind === 'select')
-        snapshot.writingViews!.delete(qualify(schema, name));
-      if (info.sqlCache === 'SQL_CACHE') snapshot.cacheRequestingViews!.add(qualify(schema, name));
+        snapshot.writingViews!.delete(key);
+      if (info.sqlCache === 'SQL_CACHE') snapshot.cacheRequestingViews!.add(key);
     }
   }
 
@@ -215,15 +228,10 @@ export async function loadSchemaSnapshot(
     if (triggerSchema == null || schema == null || table == null || isSystemSchema(schema)) {
       continue;
     }
-    const written = triggerBodyWrites(
-      body ?? null,
-      normalizeName(triggerSchema, lctn),
-      sqlMode ?? '',
-      {
-        lowerCaseTableNames: lctn,
-        serverVersion,
-      },
-    );
+    const written = triggerBodyWrites(body ?? null, reference(triggerSchema), sqlMode ?? '', {
+      lowerCaseTableNames: lctn,
+      serverVersion,
+    });
     addAll(triggerWrites, qualify(schema, table), written);
   }
   for (const [table, written] of triggerWrites) {
@@ -234,7 +242,7 @@ export async function loadSchemaSnapshot(
   // An event's body is a statement or a block, like a trigger's.
   for (const [schema, body, sqlMode] of events) {
     if (schema == null) continue;
-    const written = triggerBodyWrites(body ?? null, normalizeName(schema, lctn), sqlMode ?? '', {
+    const written = triggerBodyWrites(body ?? null, reference(schema), sqlMode ?? '', {
       lowerCaseTableNames: lctn,
       serverVersion,
     });
@@ -384,26 +392,33 @@ function constraintKey(schema: string, table: string, constraint: string | null)
   return `${schema}\0${table}\0${constraint ?? ''}`;
 }
 
-function addAll(map: Map<string, Set<string>>, key: string, values: Iterable<string>): void {
+/** Adds `values` to `key`'s set; names no statement is resolved to (null) are left out. */
+function addAll(
+  map: Map<string, Set<string>>,
+  key: string | null,
+  values: Iterable<string | null>,
+): void {
+  if (key === null) return;
   let set = map.get(key);
   if (set === undefined) {
     set = new Set();
     map.set(key, set);
   }
-  for (const value of values) set.add(value);
-}
-
-function qualifyRef(table: TableRef, defaultSchema: string): string {
-  return `${table.schema ?? defaultSchema}.${table.name}`;
+  for (const value of values) if (value !== null) set.add(value);
 }
 
 /**
- * The tables and views a view's definition reads, its unqualified names in its own schema; '*'
+ * The tables and views a view's definition reads (qualified by `qualify`, which knows the view's
+ * schema); '*'
  * when the definition is hidden (no SHOW VIEW), not understood, or one whose results must not be
  * cached at all (a non-deterministic or stored function, a system variable): the statement that
  * reads the view cannot show what is inside it, so the view has to say it.
  */
-function viewReads(definition: string | null, schema: string, options: ClassifyOptions): string[] {
+function viewReads(
+  definition: string | null,
+  qualify: (table: TableRef) => string | null,
+  options: ClassifyOptions,
+): string[] {
   if (definition === null || definition.trim() === '') return [UNKNOWN_TABLE];
   const info = classify(definition, options);
   const understood =
@@ -413,13 +428,17 @@ function viewReads(definition: string | null, schema: string, options: ClassifyO
     (info.cacheable || info.notCacheableReason === 'no tables');
   if (!understood) return [UNKNOWN_TABLE];
   const reads = new Set<string>();
-  for (const table of info.reads) reads.add(qualifyRef(table, schema));
+  for (const table of info.reads) {
+    const name = qualify(table);
+    if (name === null) return [UNKNOWN_TABLE];
+    reads.add(name);
+  }
   return [...reads];
 }
 
 /**
- * The tables a trigger body writes, its unqualified names in the trigger's schema; '*' when
- * unknown. A single statement is classified as it is; a BEGIN ... END block of plain statements is
+ * The tables a trigger body writes (qualified by `qualify`, which knows the trigger's schema;
+ * names it cannot qualify are left out); '*' when unknown. A single statement is classified as it is; a BEGIN ... END block of plain statements is
  * split at its semicolons and each classified; any flow control (IF, loops, handlers, cursors,
  * nested blocks, labels) makes it unknown, since following it is not worth a parser of its own.
  *
@@ -429,7 +448,7 @@ function viewReads(definition: string | null, schema: string, options: ClassifyO
  */
 function triggerBodyWrites(
   body: string | null,
-  schema: string,
+  qualify: (table: TableRef) => string | null,
   sqlMode: string,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] {
@@ -446,7 +465,10 @@ function triggerBodyWrites(
   for (const statement of statements) {
     const info = classify(statement, options);
     if (info.writesEverything || info.multiStatement) return [UNKNOWN_TABLE];
-    for (const table of info.writes) written.add(qualifyRef(table, schema));
+    for (const table of info.writes) {
+      const name = qualify(table);
+      if (name !== null) written.add(name);
+    }
   }
   return [...written];
 }

@@ -1121,6 +1121,180 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('non-ASCII table names: cached for utf8 clients, invalidated through metadata, never stale for latin1 ones', () =>
+    scenario(
+      [
+        'CREATE TABLE `t_é` (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO `t_é` VALUES (1, 'one'), (2, 'two')",
+        // What a latin1 client means by the bytes of `t_é` in UTF-8.
+        'CREATE TABLE `t_Ã©` (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO `t_Ã©` VALUES (1, 'other')",
+        'CREATE TABLE `таблица` (id INT PRIMARY KEY, w INT) ENGINE=InnoDB',
+        'INSERT INTO `таблица` VALUES (1, 10), (2, 20)',
+        'CREATE TABLE `дочь` (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES `таблица` (id) ON DELETE CASCADE) ENGINE=InnoDB',
+        'INSERT INTO `дочь` VALUES (1, 1), (2, 2)',
+        'CREATE VIEW `вид` AS SELECT id, v FROM `t_é`',
+        'CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB',
+        'CREATE TABLE `журнал` (n INT) ENGINE=InnoDB',
+        'CREATE TRIGGER t_logged AFTER INSERT ON t FOR EACH ROW INSERT INTO `журнал` VALUES (NEW.id)',
+        'DROP DATABASE IF EXISTS `nc_qcache_ї`',
+        'CREATE DATABASE `nc_qcache_ї`',
+        'CREATE TABLE `nc_qcache_ї`.`t$ї` (id INT PRIMARY KEY) ENGINE=InnoDB',
+        'INSERT INTO `nc_qcache_ї`.`t$ї` VALUES (1)',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const reads = [
+          'SELECT * FROM `t_é` ORDER BY id',
+          'SELECT * FROM `t_Ã©` ORDER BY id',
+          'SELECT * FROM `таблица` ORDER BY id',
+          'SELECT * FROM `дочь` ORDER BY id',
+          'SELECT * FROM `вид` ORDER BY id',
+          'SELECT * FROM `журнал` ORDER BY n',
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const read of reads) await a.query(read);
+        };
+        await readAll();
+        await run.expect({ inserts: 6, hits: 0 }, 'first reads');
+        await readAll();
+        await run.expect({ inserts: 0, hits: 6 }, 'repeated reads hit');
+
+        await b.query("UPDATE `t_é` SET v = 'uno' WHERE id = 1");
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'UPDATE of `t_é`');
+        await readAll();
+        await run.expect({ inserts: 2, hits: 4 }, 'the table and its view are read again');
+        await b.query('DELETE FROM `таблица` WHERE id = 2');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'DELETE with a cascade');
+        await readAll();
+        await run.expect({ inserts: 2, hits: 4 }, 'the parent and its cascaded child');
+        await b.query('INSERT INTO t VALUES (7)');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'INSERT firing a trigger');
+        await readAll();
+        await run.expect({ inserts: 1, hits: 5 }, 'the table the trigger writes');
+
+        // A current schema outside ASCII, and names in it unqualified.
+        await a.query('USE `nc_qcache_ї`');
+        await a.query('SELECT * FROM `t$ї` ORDER BY id');
+        await a.query('SELECT * FROM `t$ї` ORDER BY id');
+        await run.expect({ inserts: 1, hits: 1 }, 'unqualified, in a non-ASCII schema');
+        await b.query('INSERT INTO `nc_qcache_ї`.`t$ї` VALUES (2)');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'qualified INSERT');
+        await a.query('SELECT * FROM `t$ї` ORDER BY id');
+        await a.query(`USE ${DB}`);
+
+        // A latin1 client: é is one byte, and the two bytes of é in UTF-8 name `t_Ã©`.
+        const latin1 = await run.session('latin1', { worker: 0 });
+        await latin1.query('SET NAMES latin1');
+        const inLatin1 = (sql: string): Buffer =>
+          Buffer.concat([Buffer.from([Command.QUERY]), Buffer.from(sql, 'latin1')]);
+        const utf8Bytes = Buffer.from('é', 'utf8').toString('latin1');
+        await readAll();
+        await run.baseline();
+        for (let round = 0; round < 2; round++) {
+          await latin1.command('latin1 reads `t_é`', inLatin1('SELECT * FROM `t_é` ORDER BY id'));
+          await latin1.command(
+            'latin1 reads `t_Ã©`',
+            inLatin1(`SELECT * FROM \`t_${utf8Bytes}\` ORDER BY id`),
+          );
+        }
+        await run.expect({ inserts: 0, hits: 0 }, 'latin1 reads of non-ASCII names are not cached');
+        await readAll();
+        await latin1.command(
+          'latin1 updates `t_Ã©`',
+          inLatin1(`UPDATE \`t_${utf8Bytes}\` SET v = 'changed' WHERE id = 1`),
+        );
+        // Resolved as `t_é`, it would leave `t_Ã©`'s result stale.
+        await readAll();
+        await latin1.command(
+          'latin1 inserts into `t_é`',
+          inLatin1("INSERT INTO `t_é` VALUES (3, 'trois')"),
+        );
+        await readAll();
+        await latin1.command(
+          'latin1 reads `t_é` again',
+          inLatin1('SELECT * FROM `t_é` ORDER BY id'),
+        );
+      },
+    ));
+
+  test('SQL PREPARE / EXECUTE: an EXECUTE without USING is the SELECT it prepared', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'elsewhere')`,
+        "CREATE PROCEDURE reprepare() PREPARE s FROM 'SELECT v FROM t ORDER BY id'",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        await a.query(`PREPARE s FROM '${READ_T}'`);
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 1, hits: 1 }, 'EXECUTE is stored, then hits');
+        await a.query(READ_T);
+        await run.expect({ inserts: 0, hits: 1 }, 'the SELECT it prepared shares its result');
+        await a.query('SELECT v FROM t WHERE id = 2');
+        await a.query('prepare S2 from "SELECT v FROM t WHERE id = 2"');
+        await a.query('EXECUTE s2');
+        await run.expect({ inserts: 1, hits: 1 }, 'and the other way round');
+
+        await b.query("UPDATE t SET v = 'zwei' WHERE id = 2");
+        await a.query('EXECUTE s2');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 2, hits: 0 }, 'a write invalidates them');
+
+        // Prepared again: the name now stands for another text.
+        await a.query("PREPARE s FROM 'SELECT id FROM t ORDER BY id'");
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+        await run.expect({ inserts: 1, hits: 1 }, 'prepared again');
+        // Prepared in another schema: its tables are that schema's.
+        await a.query(`PREPARE s3 FROM '${READ_T}'`);
+        await a.query(`USE ${DB2}`);
+        await a.query(READ_T);
+        await a.query(READ_T);
+        await a.query('EXECUTE s3');
+        await a.query('EXECUTE s3');
+        await run.expect({ inserts: 1, hits: 1 }, 'not the other schema’s result');
+        await a.query(`USE ${DB}`);
+
+        // The text or the parameters only the server knows: never answered.
+        const c = await run.session('C', { worker: 0 });
+        await c.query(`SET @text = '${READ_T}'`);
+        await c.query('PREPARE s4 FROM @text');
+        await c.query('EXECUTE s4');
+        await c.query('EXECUTE s4');
+        const d = await run.session('D', { worker: 0 });
+        await d.query("PREPARE s5 FROM 'SELECT * FROM t WHERE id = ?'");
+        await d.query('SET @id = 1');
+        await d.query('EXECUTE s5 USING @id');
+        await d.query('EXECUTE s5 USING @id');
+        await run.expect({ hits: 0 }, 'FROM @var, USING @var');
+        // A PREPARE that fails drops the statement of that name. (An EXECUTE of a name not known
+        // to be a SELECT may run a procedure, which may create temporary tables: from here on,
+        // nothing of this session is cached.)
+        await a.query("PREPARE s FROM 'SELECT * FROM no_such_table'", 1146);
+        await a.query('EXECUTE s', 1243);
+        await a.query('DEALLOCATE PREPARE s2');
+        await a.query('EXECUTE s2', 1243);
+        await run.expect({ hits: 0 }, 'dropped statements');
+
+        // A procedure may prepare statements too (and once it ran, nothing of the session is
+        // cached: it may have created temporary tables).
+        await a.query(`PREPARE s FROM '${READ_T}'`);
+        await a.query('EXECUTE s');
+        await a.query('CALL reprepare()');
+        await a.query('EXECUTE s');
+        await a.query('EXECUTE s');
+
+        await a.query(READ_T);
+      },
+    ));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [

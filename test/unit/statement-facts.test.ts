@@ -122,6 +122,24 @@ const CONTROLS: Array<[string, StatementControl | null]> = [
   ['DROP TABLE t', { kind: 'drop' }],
   ['/* x */ drop temporary table if exists t', { kind: 'drop' }],
   ['SELECT 1', null],
+  // SQL prepared statements: names are compared without regard to case.
+  [
+    "PREPARE s FROM 'SELECT * FROM t WHERE v = ''a'''",
+    { kind: 'sql-prepare', name: 's', text: "SELECT * FROM t WHERE v = 'a'" },
+  ],
+  [
+    '/* c */ prepare `Stmt 1` from "SELECT \\"x\\""',
+    { kind: 'sql-prepare', name: 'stmt 1', text: 'SELECT "x"' },
+  ],
+  ['PREPARE s FROM @q', { kind: 'sql-prepare', name: 's', text: null }],
+  ["PREPARE s FROM 'SELECT ' 'x'", { kind: 'sql-prepare', name: 's', text: null }],
+  ["PREPARE s FROM _latin1'SELECT 1'", { kind: 'sql-prepare', name: 's', text: null }],
+  ["PREPARE `é` FROM 'SELECT 1'", { kind: 'sql-prepare', name: null, text: 'SELECT 1' }],
+  ['EXECUTE S', { kind: 'sql-execute', name: 's', using: false }],
+  ['execute s using @a, 1', { kind: 'sql-execute', name: 's', using: true }],
+  ["EXECUTE IMMEDIATE 'SELECT 1'", null],
+  ['DEALLOCATE PREPARE s', { kind: 'sql-deallocate', name: 's' }],
+  ['DROP PREPARE S', { kind: 'sql-deallocate', name: 's' }],
   // Several statements: the proxy acts on a control statement only when it is alone.
   ['SELECT 1; RESET QUERY CACHE', null],
 ];

@@ -6,8 +6,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StatementMemo, hashBytes, modeIndex } from '../../src/proxy/statement-memo.ts';
 import type { ClassifyMode } from '../../src/proxy/statement-memo.ts';
+import { NameEncoding } from '../../src/sql/name-encoding.ts';
 
-const MODE: ClassifyMode = { ansiQuotes: false, noBackslashEscapes: false, lowerCaseTableNames: 0 };
+const MODE: ClassifyMode = {
+  ansiQuotes: false,
+  noBackslashEscapes: false,
+  lowerCaseTableNames: 0,
+  names: NameEncoding.UTF8MB4,
+};
 const VERSION = '10.11.19-MariaDB';
 
 /** A COM_QUERY payload: the command byte, then the text. */
