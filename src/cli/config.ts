@@ -22,6 +22,8 @@ export interface ProxyConfig {
   queryCacheLimit: number;
   queryCacheTtlMs: number;
   singleFlightWaitMs: number;
+  /** Answer BEGIN, hits and COMMIT of read transactions without the server (see deferred-transaction.ts). */
+  deferTransactions: boolean;
   adminUser: string | null;
   adminPassword: string;
   /** A client that has not logged in this long after its greeting is dropped. */
@@ -117,6 +119,13 @@ export const proxyOptionSpecs = [
     value: 'MS',
     fallback: '50',
     help: 'an identical miss waits this long for the first one before asking the server itself',
+  },
+  {
+    flag: 'defer-transactions',
+    env: 'NICECACHE_DEFER_TRANSACTIONS',
+    value: 'on|off',
+    fallback: 'on',
+    help: 'answer BEGIN, the hits after it and COMMIT without the server until a statement needs it; a transaction whose hits a write overtook before then ends with ER_CHECKREAD (1020), rolled back',
   },
   {
     flag: 'admin-user',
@@ -243,6 +252,7 @@ export function parseProxyConfig(
     queryCacheLimit: parseSize(value('query-cache-limit'), '--query-cache-limit'),
     queryCacheTtlMs: parsePositiveInt(value('query-cache-ttl'), '--query-cache-ttl', true) * 1000,
     singleFlightWaitMs: parsePositiveInt(value('single-flight-wait'), '--single-flight-wait', true),
+    deferTransactions: parseBoolean(value('defer-transactions'), '--defer-transactions'),
     adminUser: value('admin-user') === '' ? null : value('admin-user'),
     adminPassword: value('admin-password'),
     handshakeTimeoutMs: parsePositiveInt(value('handshake-timeout'), '--handshake-timeout'),
@@ -264,6 +274,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     queryCacheLimit: '--query-cache-limit',
     queryCacheTtlMs: '--query-cache-ttl',
     singleFlightWaitMs: '--single-flight-wait',
+    deferTransactions: '--defer-transactions',
     adminUser: '--admin-user',
     adminPassword: '--admin-password',
     handshakeTimeoutMs: '--handshake-timeout',

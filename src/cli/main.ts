@@ -101,6 +101,7 @@ async function runProxy(args: string[]): Promise<void> {
             limitBytes: config.queryCacheLimit,
             ttlMs: config.queryCacheTtlMs,
             singleFlightWaitMs: config.singleFlightWaitMs,
+            deferTransactions: config.deferTransactions,
             admin:
               config.adminUser === null
                 ? null

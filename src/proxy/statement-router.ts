@@ -46,6 +46,8 @@ export interface WorkerCache {
   sessionKeys: SessionKeys;
   executionKeys: ExecutionKeys;
   flights: SingleFlight;
+  /** Begin read transactions in the proxy (see deferred-transaction.ts). */
+  deferTransactions: boolean;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -572,6 +574,7 @@ export class StatementRouter {
    * known isolation level whose reads the cache can answer.
    */
   #deferBegin(payload: Buffer, access: 'read-only' | 'read-write' | null): Route | null {
+    if (!this.#worker.deferTransactions) return null;
     const reply = this.#transactionReplies.get(payload);
     if (reply === undefined) return null;
     const txn = this.txn;
@@ -609,7 +612,13 @@ export class StatementRouter {
    */
   #learnReply(plan: CommandPlan, payload: Buffer, begins: boolean): void {
     const txn = this.txn;
-    if (this.#stateDirty || !txn.autocommit || txn.inTransaction === begins) return;
+    if (
+      !this.#worker.deferTransactions ||
+      this.#stateDirty ||
+      !txn.autocommit ||
+      txn.inTransaction === begins
+    )
+      return;
     if (this.#transactionReplies.get(payload) !== undefined) return;
     plan.learn = { request: Buffer.from(payload), begins };
   }

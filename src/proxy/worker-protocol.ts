@@ -12,6 +12,8 @@ export interface CacheSettings {
   ttlMs: number;
   /** How long an identical miss waits for the first before it asks the server itself. */
   singleFlightWaitMs: number;
+  /** Begin read transactions in the proxy (--defer-transactions). */
+  deferTransactions: boolean;
   /** The account that reads schema metadata; null: every write invalidates everything. */
   admin: AdminAccount | null;
 }

@@ -43,6 +43,7 @@ function createCache(): WorkerCache | null {
     sessionKeys: new SessionKeys(),
     executionKeys: new ExecutionKeys(),
     flights: new SingleFlight(settings.singleFlightWaitMs),
+    deferTransactions: settings.deferTransactions,
   };
 }
 const cache = createCache();

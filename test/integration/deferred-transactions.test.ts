@@ -249,6 +249,38 @@ describe('transactions begun by the proxy', () => {
       await run.expect({ transactions_deferred: 0 }, 'SET TRANSACTION for the next one');
     }));
 
+  test('--defer-transactions off: BEGIN and COMMIT always reach the server', async () => {
+    const off = await ProxyHarness.start(['--defer-transactions', 'off']);
+    try {
+      await runStatements(off.host, off.port, TABLES);
+      await off.settle();
+      const a = await off.connect(0, {
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+        database: DB,
+      });
+      try {
+        const before = await off.counters();
+        const begins = await serverCount('Com_begin');
+        for (let round = 0; round < 3; round++) {
+          for (const sql of ['BEGIN', READ_T, READ_T, 'COMMIT']) await rowsThrough(a, sql);
+        }
+        const after = await off.counters();
+        assert.equal(after.get('transactions_deferred'), before.get('transactions_deferred'));
+        assert.ok(after.get('hits')! > before.get('hits')!, 'hits still served in transactions');
+        assert.equal(
+          (await serverCount('Com_begin')) - begins,
+          3,
+          'every BEGIN reached the server',
+        );
+      } finally {
+        a.close();
+      }
+    } finally {
+      assert.equal(await off.stop(), 0);
+    }
+  });
+
   test('a table a hit read, written before the server’s snapshot: ER_CHECKREAD, rolled back', async () => {
     await runStatements(proxy.host, proxy.port, TABLES);
     await proxy.settle();

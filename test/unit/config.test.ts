@@ -30,6 +30,7 @@ describe('proxy configuration', () => {
       queryCacheLimit: 1024 * 1024,
       queryCacheTtlMs: 0,
       singleFlightWaitMs: 50,
+      deferTransactions: true,
       adminUser: null,
       adminPassword: '',
       handshakeTimeoutMs: 10000,
@@ -48,6 +49,11 @@ describe('proxy configuration', () => {
     assert.equal(config.queryCacheType, 2);
     assert.equal(config.queryCacheTtlMs, 30_000);
     assert.equal(config.adminUser, 'meta');
+    assert.equal(
+      parseProxyConfig(['--defer-transactions', 'off'], {})!.deferTransactions,
+      false,
+      '--defer-transactions off',
+    );
     assert.throws(() => parseProxyConfig(['--query-cache-size', '64MB'], {}), ConfigError);
     assert.throws(() => parseProxyConfig(['--query-cache-type', '3'], {}), ConfigError);
   });
