@@ -254,6 +254,16 @@ export class StatementRouter {
    * put back before the next statement unless that statement is a SELECT, which sets it anew.
    */
   #foundRowsBeforeProbe: number | null = null;
+  /**
+   * The server's warning list may hold entries: the last statement that used a table had some,
+   * or one after it did (statements that read no table keep the list and add to it).
+   */
+  #serverMayHoldWarnings = true;
+  /**
+   * A hit was served while the server's list may hold entries, and no statement that uses a
+   * table has reached the server since: a reader of warnings must have them emptied first.
+   */
+  #warningsDebt = false;
   /** LOCK TABLES is in force: the server refuses tables not locked, which a hit would not. */
   #tablesLocked = false;
   /** The command being routed waited for a flight already: it does not wait again. */
@@ -443,6 +453,7 @@ export class StatementRouter {
     this.#cache.stats.add(Counter.HITS);
     deferred.served(slots, entry.info.reads);
     this.#lastHit = this.#foundRowsDebt = result.bytes;
+    if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
     const answer = this.#answerRoute;
     answer.bytes = this.#withSessionStatus(result);
     return answer;
@@ -833,6 +844,13 @@ export class StatementRouter {
   onReply(plan: CommandPlan, tracker: ReplyTracker): void {
     const info = plan.info;
     const failed = tracker.failed;
+    if (failed || tracker.warnings !== 0) {
+      // A statement that raises warnings (or fails) starts the list anew, with its own.
+      this.#serverMayHoldWarnings = true;
+      this.#warningsDebt = false;
+    } else if (info !== null && (info.reads.length > 0 || info.writes.length > 0)) {
+      this.#serverMayHoldWarnings = false;
+    }
     this.txn.onReply(
       tracker.status,
       plan.seqBefore,
@@ -1039,7 +1057,7 @@ export class StatementRouter {
     const info = entry.info;
     const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
+    if (this.#foundRowsDebt !== null && (info.readsFoundRows || this.#owesWarnings(info))) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
@@ -1142,7 +1160,7 @@ export class StatementRouter {
     const info = statement.entry.info;
     // A prepared reader of diagnostics reads the server's too: as for text, they are put right.
     if (info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && info.readsFoundRows) {
+    if (this.#foundRowsDebt !== null && (info.readsFoundRows || this.#owesWarnings(info))) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what the statement reads: diagnostics go first, as for text.
@@ -1322,6 +1340,7 @@ export class StatementRouter {
         stats.add(Counter.HITS);
         if (this.#waited) stats.add(Counter.SINGLE_FLIGHT_HITS);
         this.#lastHit = this.#foundRowsDebt = result.bytes;
+        if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
         // One route object per session, reused: the session writes its bytes at once.
         const answer = this.#answerRoute;
         answer.bytes = this.#withSessionStatus(result);
@@ -1417,9 +1436,19 @@ export class StatementRouter {
     return { action: 'replay', payload: foundRowsRestorer(rows) };
   }
 
+  /**
+   * A reader of the warning list after a hit and statements that read no table since: the hit
+   * emptied the client's list, the server still holds what came before it.
+   */
+  #owesWarnings(info: StatementInfo): boolean {
+    return this.#warningsDebt && info.readsWarnings;
+  }
+
   /** Leaves on the server the diagnostics a real run of `hit` would have left. */
   #settleDiagnostics(hit: Buffer): Route {
     this.#lastHit = this.#foundRowsDebt = null;
+    // The replay reads a derived table: the server's warning list is emptied, as the hit's was.
+    this.#warningsDebt = false;
     return { action: 'replay', payload: diagnosticsOf(countRows(hit, this.#deprecateEof)) };
   }
 
@@ -1609,6 +1638,9 @@ export class StatementRouter {
   ): Route & { action: 'forward' } {
     // The server runs a SELECT: FOUND_ROWS() is its again.
     if (info?.kind === 'select') this.#foundRowsDebt = null;
+    // A statement that uses a table empties the server's warning list.
+    if (info !== null && (info.reads.length > 0 || info.writes.length > 0))
+      this.#warningsDebt = false;
     if (info?.control?.kind === 'consistent-snapshot') {
       establishesSnapshot = true;
     }

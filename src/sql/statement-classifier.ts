@@ -191,6 +191,7 @@ function classifyStatement(
     control: facts.control,
     readsDiagnostics: facts.readsDiagnostics,
     readsFoundRows: facts.readsFoundRows,
+    readsWarnings: facts.readsWarnings,
   };
 }
 
@@ -225,5 +226,6 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     control: null,
     readsDiagnostics: statements.some((statement) => statement.readsDiagnostics),
     readsFoundRows: statements.some((statement) => statement.readsFoundRows),
+    readsWarnings: statements.some((statement) => statement.readsWarnings),
   };
 }

@@ -78,6 +78,7 @@ export interface StatementFacts {
   control: StatementControl | null;
   readsDiagnostics: boolean;
   readsFoundRows: boolean;
+  readsWarnings: boolean;
 }
 
 /** The facts of the statement in tokens [start, end), whose kind and reads the parser found. */
@@ -92,6 +93,7 @@ export function statementFacts(
   const cursor = scratch.reset(tokens, start, end);
   let readsDiagnostics = false;
   let readsFoundRows = false;
+  let readsWarnings = false;
   // Every statement the proxy has not seen before passes here: most tokens are rejected by
   // their kind, their length and what follows them, before any lookup.
   const { kinds, starts, ends } = tokens;
@@ -108,7 +110,10 @@ export function statementFacts(
       }
     } else if (tokenKind === TokenKind.SystemVariable) {
       const variable = systemVariableName(tokens, i);
-      if (variable === W.WARNING_COUNT || variable === W.ERROR_COUNT) readsDiagnostics = true;
+      if (variable === W.WARNING_COUNT || variable === W.ERROR_COUNT) {
+        readsDiagnostics = true;
+        readsWarnings = true;
+      }
     }
   }
   const first = cursor.wordAt(start);
@@ -124,17 +129,18 @@ export function statementFacts(
       at += 4;
     }
     const what = cursor.wordAt(at);
-    if (what === W.WARNINGS || what === W.ERRORS) readsDiagnostics = true;
+    if (what === W.WARNINGS || what === W.ERRORS) readsDiagnostics = readsWarnings = true;
   } else if (first === W.GET) {
     let at = start + 1;
     const area = cursor.wordAt(at);
     if (area === W.CURRENT || area === W.STACKED) at++;
-    if (cursor.wordAt(at) === W.DIAGNOSTICS) readsDiagnostics = true;
+    if (cursor.wordAt(at) === W.DIAGNOSTICS) readsDiagnostics = readsWarnings = true;
   }
   return {
     control: controlOf(cursor, first, kind, reads, backslashEscapes),
     readsDiagnostics,
     readsFoundRows,
+    readsWarnings,
   };
 }
 

@@ -79,6 +79,12 @@ export interface StatementInfo {
   readsDiagnostics: boolean;
   /** It calls FOUND_ROWS(). */
   readsFoundRows: boolean;
+  /**
+   * It reads the warning list: SHOW WARNINGS / ERRORS / COUNT(*) ..., @@warning_count,
+   * @@error_count, GET DIAGNOSTICS. The server keeps that list through statements that read no
+   * table (SET, DO, BEGIN, COMMIT, a SELECT of no table): only one that uses a table resets it.
+   */
+  readsWarnings: boolean;
 }
 
 /**

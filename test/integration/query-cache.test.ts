@@ -1873,6 +1873,32 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await a.query('DROP FUNCTION probe_w');
     }));
 
+  test('warnings from before a hit are gone after it, through statements that read no table', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await run.baseline();
+      // The server keeps its warning list through statements that use no table; the hit, which
+      // reads one, emptied the client's.
+      for (const between of ['SET @nc_w = 1', 'DO 1', 'BEGIN', 'COMMIT']) {
+        await a.queryThenDiagnostics("SELECT CAST('7x' AS SIGNED)");
+        await a.queryThenDiagnostics(READ_T);
+        await a.queryThenDiagnostics(between);
+        await a.queryThenDiagnostics('SHOW WARNINGS');
+        await a.queryThenDiagnostics("SELECT CAST('8x' AS SIGNED)");
+        await a.queryThenDiagnostics(READ_T);
+        await a.queryThenDiagnostics(between);
+        await a.queryThenDiagnostics('SHOW COUNT(*) WARNINGS');
+        await a.queryThenDiagnostics('SELECT FOUND_ROWS()');
+      }
+      // A warning raised after the hit, by a statement that reads no table, stays.
+      await a.queryThenDiagnostics(READ_T);
+      await a.queryThenDiagnostics("SET @nc_w = CAST('9x' AS SIGNED)");
+      await a.queryThenDiagnostics('SHOW WARNINGS');
+      // One read is a miss: the session's key changes with its first user variable.
+      await run.expect({ hits: 8, inserts: 1 }, 'the reads after the first are hits');
+    }));
+
   test('FOUND_ROWS(), ROW_COUNT() and SHOW WARNINGS after a hit are the server’s', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });
