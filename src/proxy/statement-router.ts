@@ -7,6 +7,7 @@
  * Correctness first: whatever the router cannot be sure of goes to the server, and a write whose
  * tables it cannot tell invalidates everything.
  */
+import type { FollowerStatus } from '../binlog/follower-status.ts';
 import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
@@ -41,6 +42,8 @@ export interface WorkerCache {
   sessionKeys: SessionKeys;
   executionKeys: ExecutionKeys;
   flights: SingleFlight;
+  /** What SHOW STATUS tells of the binlog follower. */
+  followerStatus: FollowerStatus;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -866,6 +869,10 @@ export class StatementRouter {
     const slots = this.#readSlots(entry, schema);
     if (slots === null) return this.#bypass(Bypass.UNKNOWN_TABLE, info, marks, command);
     if (txn.wrote(slots)) return this.#bypass(Bypass.OWN_WRITES, info, marks, command);
+    // Writes made on the server directly may have changed these tables unseen: neither served
+    // nor stored until the follower is back within its bound.
+    if (!this.#cache.registry.writesElsewhereSeen())
+      return this.#bypass(Bypass.BINLOG_BEHIND, info, marks, command);
 
     const inTransaction = txn.inTransaction;
     const repeatableRead = isolation === 'REPEATABLE-READ';
