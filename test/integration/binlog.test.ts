@@ -1,0 +1,458 @@
+/**
+ * Writes made on the server directly, not through the proxy, become visible through it: the
+ * binlog follower reads them from the binary log of a throwaway server started here (log_bin
+ * on), and invalidates what they wrote. Each scenario caches a read through the real proxy (a
+ * hit is seen in SHOW STATUS before the write, so a follower that missed the write would keep
+ * serving the old rows), writes on a direct connection, then polls the proxy until it returns
+ * what the server returns, and checks that it never goes back to the old rows. ROW, MIXED and
+ * STATEMENT logging each run the data-changing statements.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import mariadb from 'mariadb';
+import type { Connection } from 'mariadb';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { runNicecache, startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+
+const DB = 'nc_binlog';
+/** Far beyond the follower's lag bound: a scenario that reaches it has failed, not been slow. */
+const DEADLINE_MS = 20_000;
+const POLL_MS = 20;
+/** Reads after the first fresh one, each of which must be fresh too. */
+const CONFIRMING_READS = 5;
+const READER = 'nc_binlog_reader';
+/** The proxy's admin account: what the README asks for, and nothing more. */
+const FOLLOWER_USER = 'nc_binlog_follower';
+const FOLLOWER = `'${FOLLOWER_USER}'@'%'`;
+
+let server: EphemeralServer;
+let proxy: ProxyProcess;
+/** Straight to the server: the writes the proxy does not see, and the truth to compare with. */
+let direct: Connection;
+/** Through the proxy: one connection, so its reads stay on one worker and its cache. */
+let reader: Connection;
+
+function connectTo(port: number, user = 'root', database: string | null = DB): Promise<Connection> {
+  return mariadb.createConnection({
+    host: '127.0.0.1',
+    port,
+    user,
+    password: '',
+    ...(database === null ? {} : { database }),
+    multipleStatements: false,
+  });
+}
+
+async function hits(): Promise<number> {
+  return Number(await statusValue('Qcache_hits'));
+}
+
+async function statusValue(name: string): Promise<string> {
+  const rows = await reader.query<Array<{ Value: string }>>(`SHOW GLOBAL STATUS LIKE '${name}'`);
+  return rows[0]?.Value ?? '';
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads `sql` through the proxy until a read is served from the cache (the first fills; a table
+ * the metadata does not know yet is not cached until it has been read again). Returns the rows.
+ */
+async function cached(sql: string, on: Connection = reader): Promise<string> {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const before = await hits();
+    const result = JSON.stringify(await on.query(sql));
+    if ((await hits()) > before) return result;
+    if (Date.now() > deadline) assert.fail(`${sql} was never served from the cache`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Polls the proxy until `sql` returns what the server returns, then reads it again: once fresh,
+ * never old again. Returns the fresh result.
+ */
+async function becomesFresh(sql: string, old: string, on: Connection = reader): Promise<string> {
+  const truth = JSON.stringify(await direct.query(sql));
+  assert.notEqual(truth, old, 'the write changed what the statement returns');
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const seen = JSON.stringify(await on.query(sql));
+    if (seen === truth) break;
+    assert.equal(seen, old, 'through the proxy: either the old rows or the new, nothing else');
+    if (Date.now() > deadline) assert.fail(`still the old rows after ${DEADLINE_MS} ms: ${sql}`);
+    await sleep(POLL_MS);
+  }
+  for (let i = 0; i < CONFIRMING_READS; i++) {
+    assert.equal(JSON.stringify(await on.query(sql)), truth, 'a fresh result went back to old');
+  }
+  return truth;
+}
+
+/** The error a statement gets, or null. */
+async function errorOf(on: Connection, sql: string): Promise<number | null> {
+  try {
+    await on.query(sql);
+    return null;
+  } catch (error) {
+    return (error as { errno: number }).errno;
+  }
+}
+
+async function freshTable(
+  name: string,
+  rows = "(1, 'one'), (2, 'two'), (3, 'three')",
+): Promise<void> {
+  await direct.query(`DROP TABLE IF EXISTS ${name}`);
+  await direct.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB`);
+  await direct.query(`INSERT INTO ${name} VALUES ${rows}`);
+}
+
+before(async () => {
+  server = await startEphemeralServer({
+    serverOptions: { log_bin: 'binlog', server_id: 1, binlog_format: 'ROW' },
+  });
+  const root = await mariadb.createConnection({
+    host: '127.0.0.1',
+    port: server.port,
+    user: 'root',
+    password: '',
+  });
+  await root.query(`CREATE DATABASE ${DB}`);
+  await root.query(`CREATE USER ${FOLLOWER}`);
+  await root.query(`GRANT SELECT, SHOW VIEW, TRIGGER, REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+  await root.end();
+  direct = await connectTo(server.port);
+  proxy = await startProxyProcess({
+    backend: `127.0.0.1:${server.port}`,
+    workers: 2,
+    extraArgs: ['--admin-user', FOLLOWER_USER, '--binlog', 'on', '--binlog-max-lag', '1000'],
+  });
+  reader = await connectTo(proxy.port);
+});
+
+after(async () => {
+  await reader?.end();
+  await direct?.end();
+  await proxy?.stop();
+  await server?.stop();
+});
+
+describe('--binlog at start', () => {
+  test('on: refused, naming the grant, when the admin account may not read the log', async () => {
+    await direct.query(`DROP USER IF EXISTS 'nc_binlog_plain'@'%'`);
+    await direct.query(`CREATE USER 'nc_binlog_plain'@'%'`);
+    await direct.query(`GRANT SELECT, SHOW VIEW, TRIGGER ON *.* TO 'nc_binlog_plain'@'%'`);
+    const run = await runNicecache([
+      'proxy',
+      '--listen',
+      '127.0.0.1:0',
+      '--backend',
+      `127.0.0.1:${server.port}`,
+      '--workers',
+      '1',
+      '--admin-user',
+      'nc_binlog_plain',
+      '--binlog',
+      'on',
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /--binlog on: .*GRANT REPLICATION SLAVE ON \*\.\*/);
+  });
+
+  test('on: refused when the server has no binary log; auto: one line, and the cache works', async () => {
+    // The test server of the other suites runs without log_bin.
+    const backend = `${BACKEND_HOST}:${BACKEND_PORT}`;
+    const common = ['proxy', '--listen', '127.0.0.1:0', '--backend', backend, '--workers', '1'];
+    const admin = ['--admin-user', BACKEND_USER];
+    const env = { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD };
+    const refused = await runNicecache([...common, ...admin, '--binlog', 'on'], env);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /log_bin=OFF.*start the server with log_bin/);
+    const auto = await startProxyProcess({ backend, workers: 1, extraArgs: admin, env });
+    try {
+      const lines = auto
+        .log()
+        .split('\n')
+        .filter((line) => line.includes('not seen'));
+      assert.equal(lines.length, 1, auto.log());
+      assert.match(lines[0]!, /log_bin=OFF/);
+      const client = await mariadb.createConnection({
+        host: '127.0.0.1',
+        port: auto.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+      });
+      try {
+        const state = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Nicecache_binlog_state'",
+        );
+        assert.equal(state[0]!.Value, 'off');
+        await client.query('CREATE DATABASE IF NOT EXISTS nc_binlog_plain');
+        await client.query('CREATE OR REPLACE TABLE nc_binlog_plain.t (id INT PRIMARY KEY)');
+        await client.query('INSERT INTO nc_binlog_plain.t VALUES (1)');
+        const hitsNow = async (): Promise<number> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+          );
+          return Number(rows[0]!.Value);
+        };
+        const deadline = Date.now() + DEADLINE_MS;
+        for (;;) {
+          const before = await hitsNow();
+          await client.query('SELECT id FROM nc_binlog_plain.t');
+          if ((await hitsNow()) > before) break;
+          if (Date.now() > deadline) assert.fail('no hit without a binary log');
+          await sleep(POLL_MS);
+        }
+        await client.query('DROP DATABASE nc_binlog_plain');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await auto.stop();
+    }
+  });
+});
+
+/** The statements that change data, each in its own scenario, under one binlog_format. */
+function dataChanges(format: 'ROW' | 'MIXED' | 'STATEMENT'): void {
+  describe(`writes made directly, binlog_format=${format}`, () => {
+    const t = `${DB}.t_${format.toLowerCase()}`;
+    const u = `${DB}.u_${format.toLowerCase()}`;
+    const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+    before(async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+    });
+
+    test('UPDATE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`UPDATE ${t} SET v = 'changed' WHERE id = 2`);
+      await becomesFresh(read, old);
+    });
+
+    test('INSERT ... SELECT', async () => {
+      await freshTable(t);
+      await freshTable(u, "(10, 'ten')");
+      const old = await cached(read);
+      await direct.query(`INSERT INTO ${t} SELECT id, v FROM ${u}`);
+      await becomesFresh(read, old);
+    });
+
+    test('DELETE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`DELETE FROM ${t} WHERE id = 1`);
+      await becomesFresh(read, old);
+    });
+
+    test('multi-table UPDATE: both tables', async () => {
+      await freshTable(t);
+      await freshTable(u);
+      const readU = `SELECT id, v FROM ${u} ORDER BY id`;
+      const oldT = await cached(read);
+      const oldU = await cached(readU);
+      await direct.query(
+        `UPDATE ${t} JOIN ${u} USING (id) SET ${t}.v = 'left', ${u}.v = 'right' WHERE id = 3`,
+      );
+      await becomesFresh(read, oldT);
+      await becomesFresh(readU, oldU);
+    });
+
+    test('TRUNCATE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`TRUNCATE TABLE ${t}`);
+      await becomesFresh(read, old);
+    });
+
+    test('REPLACE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`REPLACE INTO ${t} VALUES (1, 'replaced')`);
+      await becomesFresh(read, old);
+    });
+
+    test("a trigger's write", async () => {
+      await freshTable(t);
+      await freshTable(u);
+      await direct.query(`DROP TRIGGER IF EXISTS ${DB}.copy_${format.toLowerCase()}`);
+      await direct.query(
+        `CREATE TRIGGER ${DB}.copy_${format.toLowerCase()} AFTER INSERT ON ${u} FOR EACH ROW ` +
+          `INSERT INTO ${t} VALUES (NEW.id + 100, NEW.v)`,
+      );
+      const old = await cached(read);
+      await direct.query(`INSERT INTO ${u} VALUES (7, 'seven')`);
+      await becomesFresh(read, old);
+      await direct.query(`DROP TRIGGER ${DB}.copy_${format.toLowerCase()}`);
+    });
+
+    test("a cascading foreign key's write (not in the binary log)", async () => {
+      const parent = `${DB}.parent_${format.toLowerCase()}`;
+      const child = `${DB}.child_${format.toLowerCase()}`;
+      await direct.query(`DROP TABLE IF EXISTS ${child}, ${parent}`);
+      await direct.query(`CREATE TABLE ${parent} (id INT PRIMARY KEY) ENGINE=InnoDB`);
+      await direct.query(
+        `CREATE TABLE ${child} (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES ${parent} (id) ON DELETE CASCADE) ENGINE=InnoDB`,
+      );
+      await direct.query(`INSERT INTO ${parent} VALUES (1), (2)`);
+      await direct.query(`INSERT INTO ${child} VALUES (1, 1), (2, 2)`);
+      const readChild = `SELECT id, p FROM ${child} ORDER BY id`;
+      const old = await cached(readChild);
+      await direct.query(`DELETE FROM ${parent} WHERE id = 1`);
+      await becomesFresh(readChild, old);
+    });
+  });
+}
+
+dataChanges('ROW');
+dataChanges('MIXED');
+dataChanges('STATEMENT');
+
+describe('schema changes made directly', () => {
+  const t = `${DB}.ddl`;
+  const read = `SELECT * FROM ${t} ORDER BY id`;
+
+  test('ALTER TABLE: the new column is seen', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    await direct.query(`ALTER TABLE ${t} ADD COLUMN w INT DEFAULT 5`);
+    await becomesFresh(read, old);
+  });
+
+  test('RENAME TABLE: the name now reads another table', async () => {
+    await freshTable(t);
+    await freshTable(`${DB}.ddl_other`, "(9, 'nine')");
+    const old = await cached(read);
+    await direct.query(`RENAME TABLE ${t} TO ${DB}.ddl_gone, ${DB}.ddl_other TO ${t}`);
+    await becomesFresh(read, old);
+    await direct.query(`DROP TABLE ${DB}.ddl_gone`);
+  });
+
+  test('DROP TABLE: the read fails as on the server', async () => {
+    await freshTable(t);
+    await cached(read);
+    await direct.query(`DROP TABLE ${t}`);
+    const expected = await errorOf(direct, read);
+    assert.equal(expected, 1146);
+    const deadline = Date.now() + DEADLINE_MS;
+    while ((await errorOf(reader, read)) !== expected) {
+      if (Date.now() > deadline) assert.fail('the dropped table is still read from the cache');
+      await sleep(POLL_MS);
+    }
+    for (let i = 0; i < CONFIRMING_READS; i++) assert.equal(await errorOf(reader, read), expected);
+  });
+
+  test('CREATE VIEW, then its base table changes', async () => {
+    await freshTable(t);
+    await direct.query(`CREATE OR REPLACE VIEW ${DB}.ddl_view AS SELECT id, v FROM ${t}`);
+    const readView = `SELECT id, v FROM ${DB}.ddl_view ORDER BY id`;
+    const old = await cached(readView);
+    await direct.query(`UPDATE ${t} SET v = 'via view' WHERE id = 1`);
+    await becomesFresh(readView, old);
+  });
+});
+
+describe('transactions made directly', () => {
+  const t = `${DB}.txn`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('the writes are seen at COMMIT, not before', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    await direct.query('BEGIN');
+    await direct.query(`UPDATE ${t} SET v = 'committed' WHERE id = 1`);
+    // Uncommitted: the proxy serves what every other session sees, the old rows.
+    const other = await connectTo(server.port);
+    try {
+      assert.equal(JSON.stringify(await other.query(read)), old);
+    } finally {
+      await other.end();
+    }
+    for (let i = 0; i < CONFIRMING_READS; i++)
+      assert.equal(JSON.stringify(await reader.query(read)), old);
+    await direct.query('COMMIT');
+    await becomesFresh(read, old);
+  });
+});
+
+describe('the follower loses its connection', () => {
+  const t = `${DB}.link`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  async function waitForState(state: string): Promise<void> {
+    const deadline = Date.now() + DEADLINE_MS;
+    while ((await statusValue('Nicecache_binlog_state')) !== state) {
+      if (Date.now() > deadline) assert.fail(`the follower never became '${state}'`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  test('hits stop while it is down, a write made meanwhile is seen, then hits resume', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    // Killed, and kept out (its account may not read the log for now): it stays down.
+    await direct.query(`REVOKE REPLICATION SLAVE ON *.* FROM ${FOLLOWER}`);
+    const dumps = await direct.query<Array<{ id: number }>>(
+      `SELECT id FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND USER = '${FOLLOWER_USER}'`,
+    );
+    assert.equal(dumps.length, 1, 'one follower connection');
+    await direct.query(`KILL ${dumps[0]!.id}`);
+    await waitForState('disconnected');
+    await direct.query(`UPDATE ${t} SET v = 'while down' WHERE id = 2`);
+    const truth = JSON.stringify(await direct.query(read));
+    assert.notEqual(truth, old);
+    // No polling: with the follower down, nothing is served from the cache at all.
+    const hitsBefore = await hits();
+    const bypassedBefore = Number(await statusValue('Qcache_bypass_binlog_behind'));
+    for (let i = 0; i < CONFIRMING_READS; i++) {
+      assert.equal(JSON.stringify(await reader.query(read)), truth);
+    }
+    assert.equal(await hits(), hitsBefore, 'no hit while the follower is down');
+    assert.equal(
+      Number(await statusValue('Qcache_bypass_binlog_behind')),
+      bypassedBefore + CONFIRMING_READS,
+    );
+    await direct.query(`GRANT REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+    await waitForState('following');
+    // Back, and serving from the cache again: what it serves is the server's.
+    assert.equal(await cached(read), truth);
+    assert.ok(Number(await statusValue('Nicecache_binlog_reconnects')) >= 1);
+  });
+});
+
+describe('privileges changed directly', () => {
+  const t = `${DB}.secret`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('REVOKE: a cached result is refused as the server refuses it', async () => {
+    await freshTable(t);
+    await direct.query(`DROP USER IF EXISTS '${READER}'@'%'`);
+    await direct.query(`CREATE USER '${READER}'@'%'`);
+    await direct.query(`GRANT SELECT ON ${t} TO '${READER}'@'%'`);
+    const user = await connectTo(proxy.port, READER);
+    try {
+      await cached(read, user);
+      await direct.query(`REVOKE SELECT ON ${t} FROM '${READER}'@'%'`);
+      // The user's connection stays open, so the revoked privilege is not refused at login.
+      const check = await connectTo(server.port, READER, null);
+      const expected = await errorOf(check, read);
+      await check.end();
+      assert.equal(expected, 1142);
+      const deadline = Date.now() + DEADLINE_MS;
+      while ((await errorOf(user, read)) !== expected) {
+        if (Date.now() > deadline) assert.fail('the revoked read is still served from the cache');
+        await sleep(POLL_MS);
+      }
+      for (let i = 0; i < CONFIRMING_READS; i++) assert.equal(await errorOf(user, read), expected);
+    } finally {
+      await user.end();
+    }
+  });
+});
