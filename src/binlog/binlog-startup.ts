@@ -1,7 +1,8 @@
 /**
  * What --binlog decides at start: follow the server's binary log, refuse to start (`on`, when it
  * cannot be followed, naming what to enable or grant), or run without it and say so once
- * (`auto`). A server that cannot be reached at start is followed once it answers; hits wait.
+ * (`auto`, at info level: it is how the server is set up, not a fault). A server that cannot be
+ * reached at start is followed once it answers; hits wait.
  */
 import { randomInt } from 'node:crypto';
 import { CacheStats } from '../cache/cache-stats.ts';
@@ -54,7 +55,7 @@ export async function startBinlogFollower(
       throw new StartupError(
         `--binlog on needs --admin-user: an account with REPLICATION SLAVE (and SELECT, SHOW VIEW, TRIGGER on *.*) that reads the binary log`,
       );
-    log.warn(
+    log.info(
       `binlog: ${UNSEEN}: there is no --admin-user to follow the binary log with; to see them, ${HOW} and pass --admin-user`,
     );
     return null;
@@ -94,7 +95,7 @@ export async function startBinlogFollower(
     options.registry.setWritesElsewhereSeen(true);
     options.status.state = FollowerState.OFF;
     if (settings.mode === 'on') throw new StartupError(`--binlog on: ${refusal}`);
-    log.warn(`binlog: ${UNSEEN}: ${refusal}`);
+    log.info(`binlog: ${UNSEEN}: ${refusal}`);
     return null;
   }
 }
