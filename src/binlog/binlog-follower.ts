@@ -161,6 +161,11 @@ export class BinlogFollower {
     this.#status = options.status;
   }
 
+  /** Its counters, as SHOW STATUS shows them. */
+  get status(): FollowerStatus {
+    return this.#status;
+  }
+
   /**
    * Connects and starts the dump. Throws what stops the follower for good (no binary log, the
    * account refused) and errors of the first connection; the caller decides what they mean.
@@ -187,6 +192,7 @@ export class BinlogFollower {
     if (this.#tick !== null) clearInterval(this.#tick);
     if (this.#reconnectTimer !== null) clearTimeout(this.#reconnectTimer);
     this.#dump?.connection.destroy();
+    this.#options.catalog.stop();
     this.#release(this.#previous);
     this.#release(this.#current);
   }
