@@ -81,6 +81,10 @@ export class FollowerStatus {
     return this.#words[EVENTS]!;
   }
 
+  get transactions(): number {
+    return this.#words[TRANSACTIONS]!;
+  }
+
   /** SHOW STATUS rows, by name. */
   rows(): Array<readonly [string, string]> {
     const words = this.#words;
