@@ -93,6 +93,45 @@ async function becomesFresh(sql: string, old: string, on: Connection = reader): 
   return truth;
 }
 
+async function waitForState(state: string): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while ((await statusValue('Nicecache_binlog_state')) !== state) {
+    if (Date.now() > deadline) assert.fail(`the follower never became '${state}'`);
+    await sleep(POLL_MS);
+  }
+}
+
+/** Until the follower has read every transaction the server has logged so far. */
+async function caughtUp(): Promise<void> {
+  const rows = await direct.query<Array<{ position: string }>>(
+    'SELECT @@global.gtid_binlog_pos AS position',
+  );
+  const position = rows[0]!.position;
+  const deadline = Date.now() + DEADLINE_MS;
+  while ((await statusValue('Nicecache_binlog_position')) !== position) {
+    if (Date.now() > deadline) assert.fail(`the follower never reached ${position}`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Keeps the follower out: its account may not read the log for now (which, logged, invalidates
+ * everything once read), and its connection is killed. Returns with the read cached again after
+ * that, so that only the follower can tell the cache of a write made while it is down.
+ */
+async function holdFollowerDown(read: string): Promise<string> {
+  await direct.query(`REVOKE REPLICATION SLAVE ON *.* FROM ${FOLLOWER}`);
+  await caughtUp();
+  const old = await cached(read);
+  const dumps = await direct.query<Array<{ id: number }>>(
+    `SELECT id FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND USER = '${FOLLOWER_USER}'`,
+  );
+  assert.equal(dumps.length, 1, 'one follower connection');
+  await direct.query(`KILL ${dumps[0]!.id}`);
+  await waitForState('disconnected');
+  return old;
+}
+
 /** The error a statement gets, or null. */
 async function errorOf(on: Connection, sql: string): Promise<number | null> {
   try {
@@ -386,25 +425,9 @@ describe('the follower loses its connection', () => {
   const t = `${DB}.link`;
   const read = `SELECT id, v FROM ${t} ORDER BY id`;
 
-  async function waitForState(state: string): Promise<void> {
-    const deadline = Date.now() + DEADLINE_MS;
-    while ((await statusValue('Nicecache_binlog_state')) !== state) {
-      if (Date.now() > deadline) assert.fail(`the follower never became '${state}'`);
-      await sleep(POLL_MS);
-    }
-  }
-
   test('hits stop while it is down, a write made meanwhile is seen, then hits resume', async () => {
     await freshTable(t);
-    const old = await cached(read);
-    // Killed, and kept out (its account may not read the log for now): it stays down.
-    await direct.query(`REVOKE REPLICATION SLAVE ON *.* FROM ${FOLLOWER}`);
-    const dumps = await direct.query<Array<{ id: number }>>(
-      `SELECT id FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND USER = '${FOLLOWER_USER}'`,
-    );
-    assert.equal(dumps.length, 1, 'one follower connection');
-    await direct.query(`KILL ${dumps[0]!.id}`);
-    await waitForState('disconnected');
+    const old = await holdFollowerDown(read);
     await direct.query(`UPDATE ${t} SET v = 'while down' WHERE id = 2`);
     const truth = JSON.stringify(await direct.query(read));
     assert.notEqual(truth, old);
@@ -421,9 +444,27 @@ describe('the follower loses its connection', () => {
     );
     await direct.query(`GRANT REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
     await waitForState('following');
-    // Back, and serving from the cache again: what it serves is the server's.
+    // Back: it read the write made meanwhile, and serves from the cache again, the server's rows.
+    await becomesFresh(read, old);
     assert.equal(await cached(read), truth);
     assert.ok(Number(await statusValue('Nicecache_binlog_reconnects')) >= 1);
+  });
+});
+
+describe('the log the follower would resume from is gone', () => {
+  const t = `${DB}.gap`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('RESET MASTER while it is down: everything is invalidated before hits resume', async () => {
+    await freshTable(t);
+    const old = await holdFollowerDown(read);
+    // Written, then the log that held it removed: the follower can never read this write.
+    await direct.query(`UPDATE ${t} SET v = 'lost from the log' WHERE id = 3`);
+    await direct.query('RESET MASTER');
+    await direct.query(`GRANT REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+    await waitForState('following');
+    await becomesFresh(read, old);
+    assert.match(proxy.log(), /cannot resume from .*invalidating everything/);
   });
 });
 
