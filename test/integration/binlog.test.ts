@@ -354,6 +354,34 @@ dataChanges('ROW');
 dataChanges('MIXED');
 dataChanges('STATEMENT');
 
+describe('a compressed binary log (log_bin_compress)', () => {
+  const t = `${DB}.compressed`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  before(async () => {
+    await direct.query('SET GLOBAL log_bin_compress = ON');
+    await direct.query('SET GLOBAL log_bin_compress_min_len = 10');
+  });
+  after(async () => {
+    await direct.query('SET GLOBAL log_bin_compress = OFF');
+    await direct.query("SET SESSION binlog_format = 'ROW'");
+  });
+
+  for (const format of ['ROW', 'STATEMENT']) {
+    test(`${format}: compressed events are read, and invalidate the table only`, async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+      await freshTable(t);
+      const old = await cached(read);
+      await caughtUp();
+      const everything = await statusValue('Nicecache_binlog_invalidations_all');
+      await direct.query(`UPDATE ${t} SET v = 'compressible' WHERE id = 1`);
+      await becomesFresh(read, old);
+      await caughtUp();
+      assert.equal(await statusValue('Nicecache_binlog_invalidations_all'), everything);
+    });
+  }
+});
+
 describe('schema changes made directly', () => {
   const t = `${DB}.ddl`;
   const read = `SELECT * FROM ${t} ORDER BY id`;
