@@ -479,6 +479,47 @@ describe('the follower loses its connection', () => {
   });
 });
 
+describe('two proxies in front of one server', () => {
+  const t = `${DB}.pair`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test("a write through one is seen at once there, and through the other's follower", async () => {
+    const other = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', FOLLOWER_USER, '--binlog', 'on'],
+    });
+    const viaOther = await connectTo(other.port);
+    const viaOtherHits = async (): Promise<number> => {
+      const rows = await viaOther.query<Array<{ Value: string }>>(
+        "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+      );
+      return Number(rows[0]!.Value);
+    };
+    try {
+      await freshTable(t);
+      const old = await cached(read);
+      const deadline = Date.now() + DEADLINE_MS;
+      for (;;) {
+        const before = await viaOtherHits();
+        assert.equal(JSON.stringify(await viaOther.query(read)), old);
+        if ((await viaOtherHits()) > before) break;
+        if (Date.now() > deadline)
+          assert.fail('the second proxy never served the read from its cache');
+        await sleep(POLL_MS);
+      }
+      await reader.query(`UPDATE ${t} SET v = 'through the first' WHERE id = 1`);
+      const truth = JSON.stringify(await direct.query(read));
+      // Through the proxy that relayed the write: invalidated before its reply, no polling.
+      assert.equal(JSON.stringify(await reader.query(read)), truth);
+      await becomesFresh(read, old, viaOther);
+    } finally {
+      await viaOther.end();
+      await other.stop();
+    }
+  });
+});
+
 describe('the log the follower would resume from is gone', () => {
   const t = `${DB}.gap`;
   const read = `SELECT id, v FROM ${t} ORDER BY id`;
