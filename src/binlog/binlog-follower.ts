@@ -70,6 +70,11 @@ export interface FollowerOptions {
   /** The follower's invalidations are counted here (its own region). */
   stats: CacheStats | null;
   log: Logger;
+  /**
+   * Before it has ever streamed, a failure to connect is shown here: true stops the follower
+   * (--binlog auto against a server found to have no binary log, say), false retries.
+   */
+  givesUp?: (error: Error) => boolean;
 }
 
 /** See the file comment: how long a commit's tables stay in flight after it is read. */
@@ -140,6 +145,7 @@ export class BinlogFollower {
   #current = new SettleBatch();
   #previous = new SettleBatch();
   #streaming = false;
+  #everStreamed = false;
   #lastHeardAt = 0;
   /** A lower bound of how far behind the last commit read was, in ms; Infinity: unknown yet. */
   #lagMs = Infinity;
@@ -232,6 +238,7 @@ export class BinlogFollower {
     this.#standalone = false;
     await started;
     this.#streaming = true;
+    this.#everStreamed = true;
   }
 
   #onEnd(dump: BinlogDump, error: Error): void {
@@ -267,6 +274,12 @@ export class BinlogFollower {
           if (this.#stopped) this.#dump?.connection.destroy();
         },
         (error: Error) => {
+          if (!this.#everStreamed && this.#options.givesUp?.(error) === true) {
+            this.stop();
+            this.#status.state = FollowerState.OFF;
+            this.#registry.setWritesElsewhereSeen(true);
+            return;
+          }
           this.#options.log.warn(`binlog follower: cannot reconnect: ${error.message}`);
           this.#scheduleReconnect();
         },

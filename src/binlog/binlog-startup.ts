@@ -73,6 +73,12 @@ export async function startBinlogFollower(
     status: options.status,
     stats: options.stats,
     log,
+    // A server down at start may turn out to have no binary log: auto then runs without.
+    givesUp: (error) => {
+      const refusal = settings.mode === 'auto' ? refusalOf(error, admin) : null;
+      if (refusal !== null) log.info(`binlog: ${UNSEEN}: ${refusal}`);
+      return refusal !== null;
+    },
   });
   try {
     await follower.start();

@@ -8,6 +8,8 @@
  * STATEMENT logging each run the data-changing statements.
  */
 import assert from 'node:assert/strict';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import type { Connection } from 'mariadb';
@@ -53,6 +55,18 @@ async function hits(): Promise<number> {
 async function statusValue(name: string): Promise<string> {
   const rows = await reader.query<Array<{ Value: string }>>(`SHOW GLOBAL STATUS LIKE '${name}'`);
   return rows[0]?.Value ?? '';
+}
+
+/** A port nothing listens on (bound, read, released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -254,6 +268,67 @@ describe('--binlog at start', () => {
       }
     } finally {
       await auto.stop();
+    }
+  });
+});
+
+describe('--binlog auto with a server down at start', () => {
+  test('a server that comes up without a binary log: one line, then hits', async () => {
+    const port = await freePort();
+    const proxyDown = await startProxyProcess({
+      backend: `127.0.0.1:${port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', BACKEND_USER],
+      env: { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD },
+    });
+    // The server comes up on that port later: the test server without log_bin, behind a relay.
+    const relay = createServer((client) => {
+      const upstream = connect({ host: BACKEND_HOST, port: BACKEND_PORT });
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    try {
+      assert.match(proxyDown.log(), /cannot reach the server's binary log yet/);
+      await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+      const deadline = Date.now() + DEADLINE_MS;
+      while (!/binlog: writes made on the server .* not seen.*log_bin=OFF/.test(proxyDown.log())) {
+        if (Date.now() > deadline) assert.fail(`no line saying why:\n${proxyDown.log()}`);
+        await sleep(POLL_MS);
+      }
+      const client = await mariadb.createConnection({
+        host: '127.0.0.1',
+        port: proxyDown.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+      });
+      try {
+        const state = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Nicecache_binlog_state'",
+        );
+        assert.equal(state[0]!.Value, 'off');
+        await client.query('CREATE DATABASE IF NOT EXISTS nc_binlog_late');
+        await client.query('CREATE OR REPLACE TABLE nc_binlog_late.t (id INT PRIMARY KEY)');
+        const hitsNow = async (): Promise<number> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+          );
+          return Number(rows[0]!.Value);
+        };
+        for (;;) {
+          const before = await hitsNow();
+          await client.query('SELECT id FROM nc_binlog_late.t');
+          if ((await hitsNow()) > before) break;
+          if (Date.now() > deadline) assert.fail('no hit once the follower gave up');
+          await sleep(POLL_MS);
+        }
+        await client.query('DROP DATABASE nc_binlog_late');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await proxyDown.stop();
+      relay.close();
     }
   });
 });
