@@ -179,18 +179,23 @@ export class BinlogFollower {
   async start(): Promise<void> {
     this.#registry.setWritesElsewhereSeen(false);
     this.#status.state = FollowerState.CONNECTING;
+    // Ticking first: a dump that never sends its first event is given up on too.
+    this.#startTicking();
     await this.#connect();
-    this.#tick = setInterval(() => this.#onTick(), SETTLE_MS);
-    this.#tick.unref();
   }
 
   /** Keeps retrying from now on, for a server that could not be reached at start. */
   startRetrying(): void {
     this.#registry.setWritesElsewhereSeen(false);
     this.#status.state = FollowerState.DISCONNECTED;
+    this.#startTicking();
+    this.#scheduleReconnect();
+  }
+
+  #startTicking(): void {
+    if (this.#tick !== null) return;
     this.#tick = setInterval(() => this.#onTick(), SETTLE_MS);
     this.#tick.unref();
-    this.#scheduleReconnect();
   }
 
   stop(): void {
@@ -554,7 +559,7 @@ export class BinlogFollower {
     const maxLag = this.#options.maxLagMs;
     const silentMs = performance.now() - this.#lastHeardAt;
     // Heartbeats stopped: the link is dead even if no socket error says so.
-    if (this.#streaming && silentMs > Math.max(DEAD_LINK_MS, 2 * maxLag)) {
+    if (this.#dump !== null && silentMs > Math.max(DEAD_LINK_MS, 2 * maxLag)) {
       this.#options.log.warn(
         `binlog follower: nothing heard for ${Math.round(silentMs)} ms; reconnecting`,
       );
