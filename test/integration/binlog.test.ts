@@ -272,6 +272,67 @@ describe('--binlog at start', () => {
   });
 });
 
+describe('a dump the server accepts and then never answers', () => {
+  test('the proxy starts, hits wait, and the follower keeps trying', async () => {
+    // Relays everything but the binary log: after COM_BINLOG_DUMP, the server's bytes are dropped.
+    const silencer = createServer((client) => {
+      const upstream = connect({ host: '127.0.0.1', port: server.port });
+      let dumping = false;
+      client.on('data', (chunk: Buffer) => {
+        if (chunk.length >= 5 && chunk[3] === 0 && chunk[4] === 0x12) dumping = true;
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (!dumping) client.write(chunk);
+      });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => silencer.listen(0, '127.0.0.1', resolve));
+    const silencedPort = (silencer.address() as AddressInfo).port;
+    let silenced: ProxyProcess | null = null;
+    try {
+      silenced = await startProxyProcess({
+        backend: `127.0.0.1:${silencedPort}`,
+        workers: 1,
+        extraArgs: ['--admin-user', FOLLOWER_USER],
+      });
+      assert.match(silenced.log(), /nothing heard for \d+ ms/);
+      const client = await connectTo(silenced.port);
+      try {
+        const t = `${DB}.silent`;
+        await freshTable(t);
+        const read = `SELECT id, v FROM ${t} ORDER BY id`;
+        const value = async (name: string): Promise<string> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            `SHOW GLOBAL STATUS LIKE '${name}'`,
+          );
+          return rows[0]!.Value;
+        };
+        assert.notEqual(await value('Nicecache_binlog_state'), 'following');
+        // Read until the table is known to the metadata: then it is the follower that bypasses.
+        const deadline = Date.now() + DEADLINE_MS;
+        while (Number(await value('Qcache_bypass_binlog_behind')) === 0) {
+          assert.equal(
+            JSON.stringify(await client.query(read)),
+            JSON.stringify(await direct.query(read)),
+          );
+          if (Date.now() > deadline) assert.fail('reads never bypassed for the follower');
+          await sleep(POLL_MS);
+        }
+        assert.equal(Number(await value('Qcache_hits')), 0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await silenced?.stop();
+      silencer.close();
+    }
+  });
+});
+
 describe('--binlog auto with a server down at start', () => {
   test('a server that comes up without a binary log: one line, then hits', async () => {
     const port = await freePort();
