@@ -8,7 +8,10 @@
  * STATEMENT logging each run the data-changing statements.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
@@ -452,6 +455,20 @@ function dataChanges(format: 'ROW' | 'MIXED' | 'STATEMENT'): void {
       const old = await cached(read);
       await direct.query(`REPLACE INTO ${t} VALUES (1, 'replaced')`);
       await becomesFresh(read, old);
+    });
+
+    test('LOAD DATA INFILE', async () => {
+      await freshTable(t);
+      const directory = await mkdtemp(join(tmpdir(), 'nc-binlog-'));
+      const file = join(directory, 'rows.tsv');
+      await writeFile(file, '50\tfifty\n51\tfifty-one\n');
+      try {
+        const old = await cached(read);
+        await direct.query(`LOAD DATA INFILE '${file}' INTO TABLE ${t}`);
+        await becomesFresh(read, old);
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
     });
 
     test("a trigger's write", async () => {
