@@ -55,6 +55,7 @@ export async function startBinlogFollower(
       throw new StartupError(
         `--binlog on needs --admin-user: an account with REPLICATION SLAVE (and SELECT, SHOW VIEW, TRIGGER on *.*) that reads the binary log`,
       );
+    options.registry.setWritesElsewhereSeen(true);
     log.info(
       `binlog: ${UNSEEN}: there is no --admin-user to follow the binary log with; to see them, ${HOW} and pass --admin-user`,
     );

@@ -97,25 +97,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const registry = new InvalidationRegistry(registryBuffer);
   const statsBuffer = CacheStats.allocate(options.workers);
   const followerStatusBuffer = FollowerStatus.allocate();
-  let follower: BinlogFollower | null;
-  try {
-    follower =
-      options.cache === null || options.cache.sizeBytes === 0
-        ? null
-        : await startBinlogFollower({
-            settings: options.binlog ?? { mode: 'off', maxLagMs: 1000, serverId: null },
-            backend: options.backend,
-            admin: options.cache.admin,
-            connectTimeoutMs: options.connectTimeoutMs,
-            registry: new InvalidationRegistry(registryBuffer, 2 * options.workers),
-            status: new FollowerStatus(followerStatusBuffer),
-            stats: null,
-            log: options.log,
-          });
-  } catch (error) {
-    await lock.release();
-    throw error;
-  }
+  const binlog = options.binlog ?? { mode: 'off', maxLagMs: 1000, serverId: null };
+  const follows = options.cache !== null && options.cache.sizeBytes !== 0 && binlog.mode !== 'off';
+  // Until the follower says otherwise, writes made elsewhere may be unseen: the workers start
+  // serving at once, and no hit is served before the follower has caught up.
+  if (follows) registry.setWritesElsewhereSeen(false);
+  let follower: BinlogFollower | null = null;
   const workers = new Set<Worker>();
   /** The running worker of each index, for test faults. */
   const byIndex = new Map<number, Worker>();
@@ -215,6 +202,20 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   try {
     await Promise.all(Array.from({ length: options.workers }, (_, index) => spawn(index)));
+    // After the workers bind the port: the port lock's guard is the kernel's between releasing
+    // the port and their bind, a window the follower's first connection would widen.
+    if (follows) {
+      follower = await startBinlogFollower({
+        settings: binlog,
+        backend: options.backend,
+        admin: options.cache!.admin,
+        connectTimeoutMs: options.connectTimeoutMs,
+        registry: new InvalidationRegistry(registryBuffer, 2 * options.workers),
+        status: new FollowerStatus(followerStatusBuffer),
+        stats: null,
+        log: options.log,
+      });
+    }
   } catch (error) {
     closing = true;
     follower?.stop();

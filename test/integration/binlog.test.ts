@@ -220,6 +220,38 @@ describe('--binlog at start', () => {
     assert.match(run.stderr, /--binlog on: .*GRANT REPLICATION SLAVE ON \*\.\*/);
   });
 
+  test('auto without an admin account: one line saying so, and the cache works', async () => {
+    const plain = await startProxyProcess({ backend: `127.0.0.1:${server.port}`, workers: 1 });
+    const client = await connectTo(plain.port);
+    try {
+      const lines = plain
+        .log()
+        .split('\n')
+        .filter((line) => line.includes('not seen'));
+      assert.equal(lines.length, 1, plain.log());
+      assert.match(lines[0]!, /no --admin-user/);
+      const t = `${DB}.no_admin`;
+      await freshTable(t);
+      const hitsNow = async (): Promise<number> => {
+        const rows = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+        );
+        return Number(rows[0]!.Value);
+      };
+      const deadline = Date.now() + DEADLINE_MS;
+      for (;;) {
+        const before = await hitsNow();
+        await client.query(`SELECT id FROM ${t}`);
+        if ((await hitsNow()) > before) break;
+        if (Date.now() > deadline) assert.fail('no hit without an admin account');
+        await sleep(POLL_MS);
+      }
+    } finally {
+      await client.end();
+      await plain.stop();
+    }
+  });
+
   test('on: refused when the server has no binary log; auto: one line, and the cache works', async () => {
     // The test server of the other suites runs without log_bin.
     const backend = `${BACKEND_HOST}:${BACKEND_PORT}`;
