@@ -67,6 +67,8 @@ export const Bypass = {
   SESSION_STATE: 6,
   /** The reply was an error, had warnings, or was not a single result set. */
   REPLY: 7,
+  /** The binlog follower is disconnected or behind its lag bound: writes elsewhere may be unseen. */
+  BINLOG_BEHIND: 8,
 } as const;
 export const BYPASS_NAMES = [
   'uncacheable',
@@ -77,6 +79,7 @@ export const BYPASS_NAMES = [
   'unknown_table',
   'session_state',
   'reply',
+  'binlog_behind',
 ] as const;
 const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;
 

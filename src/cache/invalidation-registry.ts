@@ -62,6 +62,11 @@ export const DEFAULT_REGISTRY_SLOTS = 1 << 16;
 
 /** Where the slot count is kept, so every view of the buffer finds its layout. */
 const SLOTS = 7;
+/**
+ * Non-zero while writes made elsewhere may be unseen (the binlog follower is disconnected or
+ * behind its lag bound): no result is served or stored. Zero without a follower.
+ */
+const WRITES_UNSEEN = 8;
 
 function workerRegionWords(slots: number): number {
   return WORKER_HEADER_WORDS + CONNECTION_CAPACITY + slots;
@@ -215,6 +220,19 @@ export class InvalidationRegistry {
   /** How many writes are in flight on a slot (for tests and stats). */
   inFlight(slot: number): number {
     return Atomics.load(this.#words, this.#inFlightBase + slot);
+  }
+
+  /**
+   * Are writes made on the server behind the proxy's back accounted for? One atomic load, read
+   * before a hit is served or a fill is planned.
+   */
+  writesElsewhereSeen(): boolean {
+    return Atomics.load(this.#words, WRITES_UNSEEN) === 0;
+  }
+
+  /** The binlog follower (main thread) says whether it is within its lag bound. */
+  setWritesElsewhereSeen(seen: boolean): void {
+    Atomics.store(this.#words, WRITES_UNSEEN, seen ? 0 : 1);
   }
 
   /** RESET QUERY CACHE: every stored result is stale and every worker empties its store. */

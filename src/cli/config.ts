@@ -32,7 +32,15 @@ export interface ProxyConfig {
   requireBackend: boolean;
   /** The password was given as an option, visible to every user in the process list. */
   adminPasswordOnCommandLine: boolean;
+  /** Follow the server's binary log to see writes made elsewhere (see binlog/binlog-follower.ts). */
+  binlog: BinlogMode;
+  /** Beyond this lag (or when disconnected) the follower stops hits until it catches up. */
+  binlogMaxLagMs: number;
+  /** The follower's server_id as a replica; null: a random one in a high range. */
+  binlogServerId: number | null;
 }
+
+export type BinlogMode = 'auto' | 'on' | 'off';
 
 /** Each option: its flag, environment variable, config-file key, default and help text. */
 export const proxyOptionSpecs = [
@@ -141,6 +149,27 @@ export const proxyOptionSpecs = [
     fallback: '',
     help: 'its password: give it in the environment or the config file, not as an option (options are visible to every user in the process list)',
   },
+  {
+    flag: 'binlog',
+    env: 'NICECACHE_BINLOG',
+    value: 'auto|on|off',
+    fallback: 'auto',
+    help: "follow the server's binary log so that writes made elsewhere (not through nicecache) invalidate too: auto follows when the server has log_bin=ON and the admin account may read it, on refuses to start otherwise, off does not follow",
+  },
+  {
+    flag: 'binlog-max-lag',
+    env: 'NICECACHE_BINLOG_MAX_LAG',
+    value: 'MS',
+    fallback: '1000',
+    help: 'when the binlog follower is disconnected or further behind than this, no result is served from the cache until it has caught up',
+  },
+  {
+    flag: 'binlog-server-id',
+    env: 'NICECACHE_BINLOG_SERVER_ID',
+    value: 'N',
+    fallback: '',
+    help: "the follower's server_id as a replica, unique among the server's replicas (default: a random one from 2^31 up)",
+  },
 ] as const;
 
 const SIZE_SUFFIXES: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 };
@@ -176,6 +205,24 @@ function parsePositiveInt(text: string, what: string, allowZero = false): number
       `${what}: expected a ${allowZero ? 'non-negative' : 'positive'} integer, got '${text}'`,
     );
   }
+  return value;
+}
+
+function parseBinlogMode(text: string): BinlogMode {
+  const mode = text.trim().toLowerCase();
+  if (mode !== 'auto' && mode !== 'on' && mode !== 'off')
+    throw new ConfigError(`--binlog: expected auto, on or off, got '${text}'`);
+  return mode;
+}
+
+/** A server_id: 1 to 2^32 - 1 (0 is refused by replication). */
+function parseServerId(text: string): number | null {
+  if (text.trim() === '') return null;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 0xffffffff)
+    throw new ConfigError(
+      `--binlog-server-id: expected an integer from 1 to 4294967295, got '${text}'`,
+    );
   return value;
 }
 
@@ -258,6 +305,9 @@ export function parseProxyConfig(
     handshakeTimeoutMs: parsePositiveInt(value('handshake-timeout'), '--handshake-timeout'),
     requireBackend: parseBoolean(value('require-backend'), '--require-backend'),
     adminPasswordOnCommandLine: typeof flags['admin-password'] === 'string',
+    binlog: parseBinlogMode(value('binlog')),
+    binlogMaxLagMs: parsePositiveInt(value('binlog-max-lag'), '--binlog-max-lag'),
+    binlogServerId: parseServerId(value('binlog-server-id')),
   };
 }
 
@@ -279,6 +329,9 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     adminPassword: '--admin-password',
     handshakeTimeoutMs: '--handshake-timeout',
     requireBackend: '--require-backend',
+    binlog: '--binlog',
+    binlogMaxLagMs: '--binlog-max-lag',
+    binlogServerId: '--binlog-server-id',
   };
   return Object.keys(names)
     .filter(

@@ -107,6 +107,11 @@ async function runProxy(args: string[]): Promise<void> {
                 ? null
                 : { user: config.adminUser, password: config.adminPassword },
           },
+    binlog: {
+      mode: config.binlog,
+      maxLagMs: config.binlogMaxLagMs,
+      serverId: config.binlogServerId,
+    },
     log,
   });
   let stopping = false;

@@ -709,7 +709,7 @@ export class ClientSession {
       packets.map((raw) => raw.subarray(4)),
       this.#deprecateEof,
       pending.plan!.status!,
-      statusValues(this.#options.cache!.cache),
+      statusValues(this.#options.cache!.cache, this.#options.cache!.followerStatus),
     );
     this.#toClient(rewritten ?? Buffer.concat(packets));
   }

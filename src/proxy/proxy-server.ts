@@ -16,6 +16,10 @@ import { checkBackendAtStart } from './startup-checks.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 import { releaseDeadWorker } from './worker-recovery.ts';
 import { installTestFaults } from './test-faults.ts';
+import type { BinlogFollower } from '../binlog/binlog-follower.ts';
+import { startBinlogFollower } from '../binlog/binlog-startup.ts';
+import type { BinlogSettings } from '../binlog/binlog-startup.ts';
+import { FollowerStatus } from '../binlog/follower-status.ts';
 
 export interface ProxyOptions {
   host: string;
@@ -34,6 +38,8 @@ export interface ProxyOptions {
   drainTimeoutMs: number;
   /** The query cache; null makes the proxy a plain relay. */
   cache: CacheSettings | null;
+  /** --binlog and its settings; absent: off. */
+  binlog?: BinlogSettings;
   log: Logger;
 }
 
@@ -43,6 +49,8 @@ export interface RunningProxy {
   registry: InvalidationRegistry;
   /** The query cache's counters, summed over workers. */
   stats: CacheStats;
+  /** The binlog follower, when one runs. */
+  follower: BinlogFollower | null;
   /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
   close(): Promise<void>;
 }
@@ -84,10 +92,17 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     throw error;
   }
   // Two accounting regions per worker: a replacement starts on the spare one while the dead
-  // worker's region is still being released.
-  const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers);
+  // worker's region is still being released. One more for the binlog follower.
+  const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers + 1);
   const registry = new InvalidationRegistry(registryBuffer);
   const statsBuffer = CacheStats.allocate(options.workers);
+  const followerStatusBuffer = FollowerStatus.allocate();
+  const binlog = options.binlog ?? { mode: 'off', maxLagMs: 1000, serverId: null };
+  const follows = options.cache !== null && options.cache.sizeBytes !== 0 && binlog.mode !== 'off';
+  // Until the follower says otherwise, writes made elsewhere may be unseen: the workers start
+  // serving at once, and no hit is served before the follower has caught up.
+  if (follows) registry.setWritesElsewhereSeen(false);
+  let follower: BinlogFollower | null = null;
   const workers = new Set<Worker>();
   /** The running worker of each index, for test faults. */
   const byIndex = new Map<number, Worker>();
@@ -112,6 +127,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         handshakeTimeoutMs: options.handshakeTimeoutMs,
         registry: registryBuffer,
         stats: statsBuffer,
+        followerStatus: followerStatusBuffer,
         workers: options.workers,
         cache: options.cache,
       };
@@ -186,8 +202,23 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   try {
     await Promise.all(Array.from({ length: options.workers }, (_, index) => spawn(index)));
+    // After the workers bind the port: the port lock's guard is the kernel's between releasing
+    // the port and their bind, a window the follower's first connection would widen.
+    if (follows) {
+      follower = await startBinlogFollower({
+        settings: binlog,
+        backend: options.backend,
+        admin: options.cache!.admin,
+        connectTimeoutMs: options.connectTimeoutMs,
+        registry: new InvalidationRegistry(registryBuffer, 2 * options.workers),
+        status: new FollowerStatus(followerStatusBuffer),
+        stats: null,
+        log: options.log,
+      });
+    }
   } catch (error) {
     closing = true;
+    follower?.stop();
     await Promise.all([...workers].map((worker) => worker.terminate()));
     await lock.release();
     throw error;
@@ -196,6 +227,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const close = async (): Promise<void> => {
     if (closing) return;
     closing = true;
+    follower?.stop();
     const drained = [...workers].map(
       (worker) =>
         new Promise<void>((resolve) => {
@@ -214,5 +246,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await lock.release();
   };
 
-  return { host: options.host, port, registry, stats: new CacheStats(statsBuffer, 0), close };
+  return {
+    host: options.host,
+    port,
+    registry,
+    stats: new CacheStats(statsBuffer, 0),
+    follower,
+    close,
+  };
 }

@@ -7,6 +7,7 @@
  * Correctness first: whatever the router cannot be sure of goes to the server, and a write whose
  * tables it cannot tell invalidates everything.
  */
+import type { FollowerStatus } from '../binlog/follower-status.ts';
 import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
@@ -48,6 +49,8 @@ export interface WorkerCache {
   flights: SingleFlight;
   /** Begin read transactions in the proxy (see deferred-transaction.ts). */
   deferTransactions: boolean;
+  /** What SHOW STATUS tells of the binlog follower. */
+  followerStatus: FollowerStatus;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -1404,6 +1407,9 @@ export class StatementRouter {
     const slots = this.#readSlots(entry, schema);
     if (slots === null) return Bypass.UNKNOWN_TABLE;
     if (txn.wrote(slots)) return Bypass.OWN_WRITES;
+    // Writes made on the server directly may have changed these tables unseen: neither served
+    // nor stored until the follower is back within its bound.
+    if (!this.#cache.registry.writesElsewhereSeen()) return Bypass.BINLOG_BEHIND;
     return -1;
   }
 

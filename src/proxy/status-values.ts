@@ -7,12 +7,13 @@
  */
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
 import type { QueryCache } from '../cache/query-cache.ts';
+import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { StatusValues } from './status-variables.ts';
 
 /** Entries SHOW STATUS looks at in this worker's store before answering. */
 const SWEEP_ON_SHOW = 100_000;
 
-export function statusValues(cache: QueryCache): StatusValues {
+export function statusValues(cache: QueryCache, follower: FollowerStatus | null): StatusValues {
   cache.sweep(SWEEP_ON_SHOW);
   const stats = cache.stats;
   const shown = (counter: number): string => String(stats.shown(counter));
@@ -47,6 +48,7 @@ export function statusValues(cache: QueryCache): StatusValues {
     ...BYPASS_NAMES.map(
       (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,
     ),
+    ...(follower?.rows() ?? []),
   ];
   return { own, extra };
 }

@@ -29,6 +29,8 @@ export interface WorkerConfig {
   handshakeTimeoutMs: number;
   registry: SharedArrayBuffer;
   stats: SharedArrayBuffer;
+  /** What SHOW STATUS tells of the binlog follower (see binlog/follower-status.ts). */
+  followerStatus: SharedArrayBuffer;
   workers: number;
   cache: CacheSettings | null;
 }

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import { FollowerStatus } from '../binlog/follower-status.ts';
 import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { QueryCache } from '../cache/query-cache.ts';
@@ -44,6 +45,7 @@ function createCache(): WorkerCache | null {
     executionKeys: new ExecutionKeys(),
     flights: new SingleFlight(settings.singleFlightWaitMs),
     deferTransactions: settings.deferTransactions,
+    followerStatus: new FollowerStatus(config.followerStatus),
   };
 }
 const cache = createCache();

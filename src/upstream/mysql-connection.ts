@@ -86,6 +86,8 @@ export class MysqlConnection {
   readonly #pending: PendingCommand[] = [];
   #deprecateEof = false;
   #closedError: Error | null = null;
+  /** Told once when a stream (see stream()) ends. */
+  #streamEnd: ((error: Error) => void) | null = null;
 
   /** Routes reads to the login or the command phase. */
   readonly #setReader: (handler: (chunk: Buffer) => void) => void;
@@ -232,6 +234,9 @@ export class MysqlConnection {
 
   #fail(error: Error): void {
     this.#closedError ??= error;
+    const streamEnd = this.#streamEnd;
+    this.#streamEnd = null;
+    streamEnd?.(this.#closedError);
     for (const pending of this.#pending.splice(0)) pending.reject(error);
   }
 
@@ -300,6 +305,48 @@ export class MysqlConnection {
     if (!this.#closedError) {
       this.#socket.write(encodePacket(statementCommand(Command.STMT_CLOSE, statement.id), 0));
     }
+  }
+
+  /**
+   * Sends a command whose reply is an endless stream of packets (COM_BINLOG_DUMP): from then on
+   * the connection belongs to the stream. Each payload, continuation packets joined, goes to
+   * `onPayload`, valid only during the call (it may be a view of the read buffer). `onEnd` is
+   * told once, when the connection closes or fails; a handler that throws closes it.
+   */
+  stream(
+    payload: Buffer,
+    onPayload: (payload: Buffer) => void,
+    onEnd: (error: Error) => void,
+  ): void {
+    if (this.#closedError) {
+      onEnd(this.#closedError);
+      return;
+    }
+    if (this.#pending.length > 0) throw new Error('a stream starts on an idle connection');
+    let parts: Buffer[] | null = null;
+    const framer = new PacketFramer((packet) => {
+      const body = packet.payload!;
+      if (packet.length === MAX_PACKET_PAYLOAD) {
+        (parts ??= []).push(Buffer.from(body));
+        return;
+      }
+      if (parts !== null) {
+        parts.push(body);
+        const whole = Buffer.concat(parts);
+        parts = null;
+        onPayload(whole);
+      } else onPayload(body);
+    }, MAX_PACKET_PAYLOAD);
+    this.#streamEnd = onEnd;
+    this.#setReader((chunk) => {
+      try {
+        framer.push(chunk);
+      } catch (error) {
+        this.#fail(error as Error);
+        this.#socket.destroy();
+      }
+    });
+    this.#socket.write(encodePacket(payload, 0));
   }
 
   /** Sends COM_QUIT and closes; commands still pending are rejected. */

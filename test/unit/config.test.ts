@@ -36,6 +36,9 @@ describe('proxy configuration', () => {
       handshakeTimeoutMs: 10000,
       requireBackend: false,
       adminPasswordOnCommandLine: false,
+      binlog: 'auto',
+      binlogMaxLagMs: 1000,
+      binlogServerId: null,
     });
   });
 
@@ -113,6 +116,30 @@ describe('proxy configuration', () => {
       /--require-backend: expected true or false/,
     );
     assert.throws(() => parseProxyConfig(['--handshake-timeout', '0'], {}), ConfigError);
+  });
+
+  test('binlog options: mode, lag bound and server id, from flags, environment and file', () => {
+    const flags = parseProxyConfig(
+      ['--binlog', 'ON', '--binlog-max-lag', '250', '--binlog-server-id', '4000000000'],
+      {},
+    )!;
+    assert.equal(flags.binlog, 'on');
+    assert.equal(flags.binlogMaxLagMs, 250);
+    assert.equal(flags.binlogServerId, 4000000000);
+    const env = parseProxyConfig([], { NICECACHE_BINLOG: 'off', NICECACHE_BINLOG_MAX_LAG: '50' })!;
+    assert.equal(env.binlog, 'off');
+    assert.equal(env.binlogMaxLagMs, 50);
+    writeFileSync(file, JSON.stringify({ binlog: 'on', 'binlog-server-id': 7 }));
+    const fromFile = parseProxyConfig(['--config', file], {})!;
+    assert.equal(fromFile.binlog, 'on');
+    assert.equal(fromFile.binlogServerId, 7);
+    assert.throws(
+      () => parseProxyConfig(['--binlog', 'sometimes'], {}),
+      /--binlog: expected auto, on or off/,
+    );
+    assert.throws(() => parseProxyConfig(['--binlog-max-lag', '0'], {}), /--binlog-max-lag/);
+    assert.throws(() => parseProxyConfig(['--binlog-server-id', '0'], {}), /--binlog-server-id/);
+    assert.throws(() => parseProxyConfig(['--binlog-server-id', '4294967296'], {}), ConfigError);
   });
 
   test('changedSettings names the options that differ', () => {

@@ -145,6 +145,16 @@ describe('invalidation registry: one writer', () => {
     assert.ok(fresh(other, t, other.sequence()));
   });
 
+  test('writes made elsewhere: seen until the follower says otherwise, on every view', () => {
+    const registry = newRegistry();
+    const worker = new InvalidationRegistry(registry.buffer);
+    assert.equal(worker.writesElsewhereSeen(), true);
+    registry.setWritesElsewhereSeen(false);
+    assert.equal(worker.writesElsewhereSeen(), false);
+    registry.setWritesElsewhereSeen(true);
+    assert.equal(worker.writesElsewhereSeen(), true);
+  });
+
   test('DDL: metadata is not trusted while it runs, and the schema version moves after it', () => {
     const registry = newRegistry();
     const version = registry.schemaVersion();

@@ -1,0 +1,177 @@
+/**
+ * The binlog follower's cost and lag, against a throwaway MariaDB with log_bin started here.
+ * The proxy runs in this process (one worker, idle: no client connects) and the write load on a
+ * thread of its own (binlog-writer-worker.ts), so the main thread's own CPU time is the
+ * follower's.
+ *
+ * 1. Throughput: UPDATES single-row UPDATEs sent directly to the server, pipelined on several
+ *    connections; the follower's main-thread CPU divided by the events it read, and its
+ *    events/s from the first write until it has read the last transaction.
+ * 2. Lag: SAMPLES single-row UPDATEs one at a time, idle and then under a background write load;
+ *    for each, the time from the UPDATE's reply to the moment the registry word of its table
+ *    moves, watched from the main thread (setImmediate polling, a few µs apart). Negative: the
+ *    follower saw the commit before the client had its reply.
+ *
+ *   node bench/binlog-follower.ts [updates, default 100000] [samples, default 500]
+ */
+import { Worker } from 'node:worker_threads';
+import { startProxy } from '../src/proxy/proxy-server.ts';
+import { createLogger } from '../src/proxy/log.ts';
+import { startEphemeralServer } from '../src/upstream/ephemeral-server.ts';
+import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
+
+const UPDATES = Number(process.argv[2] ?? 100_000);
+const SAMPLES = Number(process.argv[3] ?? 500);
+const CONNECTIONS = 4;
+/** Statements in flight per connection. */
+const PIPELINE = 32;
+const DB = 'nc_binlog_bench';
+
+const server = await startEphemeralServer({
+  serverOptions: {
+    log_bin: 'binlog',
+    server_id: 1,
+    binlog_format: 'ROW',
+    sync_binlog: 0,
+    innodb_flush_log_at_trx_commit: 0,
+  },
+});
+const backend = { host: '127.0.0.1', port: server.port };
+const connect = (): Promise<MysqlConnection> =>
+  MysqlConnection.connect({ ...backend, user: 'root', password: '', database: null });
+
+const setup = await connect();
+async function run(sql: string, on = setup): Promise<void> {
+  const result = await on.query(sql);
+  if (result.error) throw new Error(`${sql}: ${result.error.message}`);
+}
+await run(`CREATE DATABASE ${DB}`);
+for (const table of ['t', 'lag', 'noise']) {
+  await run(`CREATE TABLE ${DB}.${table} (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`);
+  await run(
+    `INSERT INTO ${DB}.${table} WITH RECURSIVE n (id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < 1000) SELECT id, 0 FROM n`,
+  );
+}
+
+const proxy = await startProxy({
+  host: '127.0.0.1',
+  port: 0,
+  backend,
+  workers: 1,
+  connectTimeoutMs: 5000,
+  handshakeTimeoutMs: 10_000,
+  requireBackend: true,
+  version: 'bench',
+  drainTimeoutMs: 1000,
+  cache: {
+    type: 1,
+    sizeBytes: 16 * 1024 * 1024,
+    limitBytes: 1024 * 1024,
+    ttlMs: 0,
+    singleFlightWaitMs: 50,
+    deferTransactions: true,
+    admin: { user: 'root', password: '' },
+  },
+  binlog: { mode: 'on', maxLagMs: 1000, serverId: null },
+  log: createLogger(),
+});
+const follower = proxy.follower!;
+const registry = proxy.registry;
+const status = follower.status;
+
+const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await nextTick();
+}
+
+/** Runs UPDATEs of `table` on a thread of its own; `count` 0: until stop() is called. */
+function writer(
+  table: string,
+  count: number,
+  connections: number,
+): { done: Promise<void>; stop(): void } {
+  const worker = new Worker(new URL('./binlog-writer-worker.ts', import.meta.url), {
+    workerData: {
+      port: server.port,
+      table: `${DB}.${table}`,
+      count,
+      connections,
+      pipeline: PIPELINE,
+    },
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    worker.once('message', () => {
+      resolve();
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+  });
+  return { done, stop: () => worker.postMessage('stop') };
+}
+
+// --- 1. throughput and CPU per event ---------------------------------------------------------
+await until(() => registry.writesElsewhereSeen());
+const transactionsBefore = status.transactions;
+const eventsBefore = status.events;
+const cpuBefore = process.threadCpuUsage();
+const startedAt = performance.now();
+await writer('t', UPDATES, CONNECTIONS).done;
+const writtenAt = performance.now();
+await until(() => status.transactions - transactionsBefore >= UPDATES);
+const caughtUpAt = performance.now();
+const cpu = process.threadCpuUsage(cpuBefore);
+const events = status.events - eventsBefore;
+const cpuMs = (cpu.user + cpu.system) / 1000;
+console.log(
+  `throughput: ${UPDATES} UPDATEs (${events} events) written in ${(writtenAt - startedAt).toFixed(0)} ms, ` +
+    `read by the follower ${(caughtUpAt - writtenAt).toFixed(0)} ms after the last reply`,
+);
+console.log(
+  `  follower: ${((events / (caughtUpAt - startedAt)) * 1000).toFixed(0)} events/s, ` +
+    `${((UPDATES / (caughtUpAt - startedAt)) * 1000).toFixed(0)} transactions/s; ` +
+    `main-thread CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / events).toFixed(2)} µs per event, ` +
+    `${((cpuMs * 1000) / UPDATES).toFixed(2)} µs per transaction`,
+);
+
+// --- 2. lag: reply → registry word moved -------------------------------------------------------
+const lagSlot = registry.slotOf(`${DB}.lag`);
+const sampler = await connect();
+
+async function sampleLag(samples: number): Promise<number[]> {
+  const lags: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    await until(() => registry.inFlight(lagSlot) === 0);
+    const seq = registry.sequence();
+    let movedAt = NaN;
+    // The watcher runs beside the UPDATE: the follower may see the commit before the reply.
+    const watcher = (async () => {
+      await until(() => registry.writtenSince(lagSlot, seq));
+      movedAt = performance.now();
+    })();
+    await run(`UPDATE ${DB}.lag SET v = v + 1 WHERE id = ${(i % 1000) + 1}`, sampler);
+    const repliedAt = performance.now();
+    await watcher;
+    lags.push(movedAt - repliedAt);
+  }
+  return lags.sort((a, b) => a - b);
+}
+
+const percentile = (sorted: number[], p: number): string =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!.toFixed(2);
+
+const idle = await sampleLag(SAMPLES);
+console.log(
+  `lag idle (${SAMPLES} samples): p50 ${percentile(idle, 50)} ms, p99 ${percentile(idle, 99)} ms, max ${percentile(idle, 100)} ms`,
+);
+const noise = writer('noise', 0, 2);
+const loaded = await sampleLag(SAMPLES);
+noise.stop();
+await noise.done;
+console.log(
+  `lag under a direct write load (2 connections × ${PIPELINE} pipelined UPDATEs of another table): ` +
+    `p50 ${percentile(loaded, 50)} ms, p99 ${percentile(loaded, 99)} ms, max ${percentile(loaded, 100)} ms`,
+);
+
+for (const connection of [setup, sampler]) connection.close();
+await proxy.close();
+await server.stop();

@@ -1,0 +1,590 @@
+/**
+ * The binlog follower: one per proxy, on the main thread. It reads the server's binary log as a
+ * replica and announces every committed transaction's tables to the invalidation registry, the
+ * way a write through the proxy announces its own, so results read before a write made
+ * elsewhere stop being served once the follower has seen it.
+ *
+ * - A transaction's tables are collected from its GTID event to its XID (or COMMIT) and
+ *   invalidated at once: table maps name the tables of row events (rows are never decoded);
+ *   statements (statement-based or mixed logging, DDL, account statements) go through the
+ *   classifier, as if sent through the proxy. Tables become slots through the schema catalog,
+ *   which adds what triggers and cascading foreign keys write (cascades are not logged). What
+ *   cannot be read invalidates everything.
+ * - The server writes a transaction to its binary log, and tells its replicas, before the
+ *   storage engine makes it visible. So the tables are marked in flight when the commit is
+ *   read and released (numbers raised) SETTLE_MS to 2 × SETTLE_MS later: a result read while
+ *   the commit was landing is refused, not stored.
+ * - Health: hits are allowed (one shared word, see InvalidationRegistry.writesElsewhereSeen)
+ *   only while the follower streams, has heard from the server within --binlog-max-lag (the
+ *   server sends heartbeats when idle) and the last commit it read was no older than the bound.
+ * - After a lost link it resumes from the last GTID it applied; a position the server no longer
+ *   has (purged logs, error 1236) or a corrupt event invalidates everything before hits resume.
+ */
+import { Counter } from '../cache/cache-stats.ts';
+import type { CacheStats } from '../cache/cache-stats.ts';
+import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { PacketHeader } from '../protocol/constants.ts';
+import { readErr } from '../protocol/generic-packets.ts';
+import type { BackendAddress } from '../proxy/client-session.ts';
+import type { Logger } from '../proxy/log.ts';
+import { EVERYTHING, qualify } from '../proxy/schema-catalog.ts';
+import type { AdminAccount, SchemaCatalog } from '../proxy/schema-catalog.ts';
+import { StatementMemo } from '../proxy/statement-memo.ts';
+import type { ClassifyMode } from '../proxy/statement-memo.ts';
+import { normalizeName } from '../sql/table-ref.ts';
+import { NameEncoding, isAscii } from '../sql/name-encoding.ts';
+import type { TableRef } from '../sql/table-ref.ts';
+import { ServerError } from '../upstream/mysql-connection.ts';
+import { openBinlogDump } from './binlog-connection.ts';
+import type { BinlogDump } from './binlog-connection.ts';
+import {
+  CHECKSUM_LENGTH,
+  EventType,
+  SQL_MODE_ANSI_QUOTES,
+  SQL_MODE_NO_BACKSLASH_ESCAPES,
+  checksumMatches,
+  formatChecksumAlgorithm,
+  isRowEvent,
+  readEventHeader,
+  readGtidEvent,
+  readQueryEvent,
+  readTableId,
+  readTableMap,
+} from './binlog-events.ts';
+import type { EventHeader, GtidEvent } from './binlog-events.ts';
+import { FollowerState } from './follower-status.ts';
+import type { FollowerStatus } from './follower-status.ts';
+import { GtidPosition } from './gtid-position.ts';
+
+export interface FollowerOptions {
+  backend: BackendAddress;
+  admin: AdminAccount;
+  connectTimeoutMs: number;
+  /** This replica's server_id. */
+  serverId: number;
+  /** --binlog-max-lag: beyond this, hits stop. */
+  maxLagMs: number;
+  /** A view of the registry on a region of the follower's own. */
+  registry: InvalidationRegistry;
+  catalog: SchemaCatalog;
+  status: FollowerStatus;
+  /** The follower's invalidations are counted here (its own region). */
+  stats: CacheStats | null;
+  log: Logger;
+  /**
+   * Before it has ever streamed, a failure to connect is shown here: true stops the follower
+   * (--binlog auto against a server found to have no binary log, say), false retries.
+   */
+  givesUp?: (error: Error) => boolean;
+}
+
+/** See the file comment: how long a commit's tables stay in flight after it is read. */
+export const SETTLE_MS = 25;
+const RECONNECT_FIRST_MS = 100;
+/** Silence this long (heartbeats come every 100 ms at most) means the link is dead. */
+const DEAD_LINK_MS = 2000;
+const RECONNECT_MAX_MS = 5000;
+/** ER_MASTER_FATAL_ERROR_READING_BINLOG: the position is gone (purged, or never written). */
+const ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236;
+
+/** Events that change nothing a result depends on. */
+const HARMLESS_EVENTS: ReadonlySet<number> = new Set([
+  3, // STOP
+  5, // INTVAR: values a following statement uses
+  9, // APPEND_BLOCK: LOAD DATA's file, applied by its EXECUTE_LOAD_QUERY
+  13, // RAND
+  14, // USER_VAR
+  17, // BEGIN_LOAD_QUERY
+  EventType.ROTATE,
+  EventType.FORMAT_DESCRIPTION,
+  EventType.HEARTBEAT,
+  EventType.ANNOTATE_ROWS,
+  EventType.BINLOG_CHECKPOINT,
+  EventType.GTID_LIST,
+  EventType.START_ENCRYPTION,
+]);
+
+/** The marks of commits read within one settle interval. */
+class SettleBatch {
+  readonly slots: number[] = [];
+  everything = 0;
+  schemaChanges = 0;
+}
+
+/** The transaction being read: from its GTID event to its commit. */
+class OpenTransaction {
+  readonly tables = new Map<string, TableRef>();
+  everything = false;
+  schemaChange = false;
+  gtid: GtidEvent | null = null;
+
+  reset(gtid: GtidEvent | null): void {
+    this.tables.clear();
+    this.everything = false;
+    this.schemaChange = false;
+    this.gtid = gtid;
+  }
+}
+
+export class BinlogFollower {
+  readonly #options: FollowerOptions;
+  readonly #registry: InvalidationRegistry;
+  readonly #status: FollowerStatus;
+  readonly #memo = new StatementMemo();
+  #dump: BinlogDump | null = null;
+  /** Where to resume: the last transaction applied (null: the server's current position). */
+  #position: GtidPosition | null = null;
+  /** Events carry a CRC32, per the last format description (or the server's setting). */
+  #checksum = false;
+  readonly #tableIds = new Map<number, TableRef>();
+  readonly #transaction = new OpenTransaction();
+  /** The transaction in progress is one statement with no COMMIT of its own (DDL...). */
+  #standalone = false;
+  /** Table name → slots, for one generation of the catalog's metadata. */
+  readonly #slotMemo = new Map<string, Int32Array | typeof EVERYTHING>();
+  #slotMemoGeneration = -1;
+  #current = new SettleBatch();
+  #previous = new SettleBatch();
+  #streaming = false;
+  #everStreamed = false;
+  #lastHeardAt = 0;
+  /** A lower bound of how far behind the last commit read was, in ms; Infinity: unknown yet. */
+  #lagMs = Infinity;
+  #healthy = false;
+  /** Something went unseen: every result is invalidated before hits resume. */
+  #mustClearAll = false;
+  #reconnectMs = RECONNECT_FIRST_MS;
+  #reconnectTimer: NodeJS.Timeout | null = null;
+  #tick: NodeJS.Timeout | null = null;
+  #stopped = false;
+  /** The dump being opened: told of its first event, or of why it ended before one. */
+  #starting: { resolve: () => void; reject: (error: Error) => void } | null = null;
+  /** The server's error that ended a dump being opened. */
+  #refusal: ServerError | null = null;
+
+  constructor(options: FollowerOptions) {
+    this.#options = options;
+    this.#registry = options.registry;
+    this.#status = options.status;
+  }
+
+  /** Its counters, as SHOW STATUS shows them. */
+  get status(): FollowerStatus {
+    return this.#status;
+  }
+
+  /**
+   * Connects and starts the dump. Throws what stops the follower for good (no binary log, the
+   * account refused) and errors of the first connection; the caller decides what they mean.
+   */
+  async start(): Promise<void> {
+    this.#registry.setWritesElsewhereSeen(false);
+    this.#status.state = FollowerState.CONNECTING;
+    // Ticking first: a dump that never sends its first event is given up on too.
+    this.#startTicking();
+    await this.#connect();
+  }
+
+  /** Keeps retrying from now on, for a server that could not be reached at start. */
+  startRetrying(): void {
+    this.#registry.setWritesElsewhereSeen(false);
+    this.#status.state = FollowerState.DISCONNECTED;
+    this.#startTicking();
+    this.#scheduleReconnect();
+  }
+
+  #startTicking(): void {
+    if (this.#tick !== null) return;
+    this.#tick = setInterval(() => this.#onTick(), SETTLE_MS);
+    this.#tick.unref();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#tick !== null) clearInterval(this.#tick);
+    if (this.#reconnectTimer !== null) clearTimeout(this.#reconnectTimer);
+    this.#dump?.connection.destroy();
+    this.#options.catalog.stop();
+    this.#release(this.#previous);
+    this.#release(this.#current);
+  }
+
+  /** Opens the dump and waits for its first event: a refusal comes as the dump's reply. */
+  async #connect(): Promise<void> {
+    const options = this.#options;
+    const heartbeatMs = Math.max(1, Math.min(100, Math.floor(options.maxLagMs / 4)));
+    const started = new Promise<void>((resolve, reject) => (this.#starting = { resolve, reject }));
+    // Whichever way it ends, the waiter is told; a rejection nobody awaits yet is not unhandled.
+    started.catch(() => {});
+    let dump: BinlogDump;
+    try {
+      dump = await openBinlogDump(
+        {
+          backend: options.backend,
+          admin: options.admin,
+          connectTimeoutMs: options.connectTimeoutMs,
+          position: this.#position,
+          serverId: options.serverId,
+          heartbeatMs,
+        },
+        (payload) => this.#onPacket(payload),
+        (error) => this.#onEnd(dump, error),
+      );
+    } catch (error) {
+      this.#starting = null;
+      throw error;
+    }
+    this.#dump = dump;
+    this.#position = dump.position;
+    this.#checksum = dump.checksum;
+    this.#lastHeardAt = performance.now();
+    this.#lagMs = Infinity;
+    this.#tableIds.clear();
+    this.#transaction.reset(null);
+    this.#standalone = false;
+    await started;
+    this.#streaming = true;
+    this.#everStreamed = true;
+  }
+
+  #onEnd(dump: BinlogDump, error: Error): void {
+    if (this.#dump !== dump) return;
+    this.#dump = null;
+    this.#streaming = false;
+    // A transaction read in part is read again from its start after the reconnect.
+    this.#transaction.reset(null);
+    this.#updateHealth();
+    const starting = this.#starting;
+    if (starting !== null) {
+      this.#starting = null;
+      starting.reject(this.#refusal ?? error);
+      this.#refusal = null;
+      return;
+    }
+    if (this.#stopped) return;
+    this.#options.log.warn(
+      `binlog follower: connection lost (${error.message}); hits stop until it is back`,
+    );
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#stopped || this.#reconnectTimer !== null) return;
+    const delay = this.#reconnectMs;
+    this.#reconnectMs = Math.min(this.#reconnectMs * 2, RECONNECT_MAX_MS);
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = null;
+      this.#status.countReconnect();
+      this.#connect().then(
+        () => {
+          if (this.#stopped) this.#dump?.connection.destroy();
+        },
+        (error: Error) => {
+          if (!this.#everStreamed && this.#options.givesUp?.(error) === true) {
+            this.stop();
+            this.#status.state = FollowerState.OFF;
+            this.#registry.setWritesElsewhereSeen(true);
+            return;
+          }
+          this.#options.log.warn(`binlog follower: cannot reconnect: ${error.message}`);
+          this.#scheduleReconnect();
+        },
+      );
+    }, delay);
+    this.#reconnectTimer.unref();
+  }
+
+  // --- the stream -------------------------------------------------------------------------
+
+  #onPacket(payload: Buffer): void {
+    this.#lastHeardAt = performance.now();
+    const first = payload[0];
+    if (first === PacketHeader.OK) {
+      const starting = this.#starting;
+      if (starting !== null) {
+        this.#starting = null;
+        starting.resolve();
+      }
+      this.#onEvent(payload.subarray(1));
+      return;
+    }
+    if (first === PacketHeader.ERR) {
+      const err = readErr(payload);
+      if (this.#starting !== null) this.#refusal = new ServerError(err);
+      if (err.errno === ER_MASTER_FATAL_ERROR_READING_BINLOG) {
+        // The position is gone: what happened since cannot be known. Start again from now.
+        this.#options.log.warn(
+          `binlog follower: the server cannot resume from ${this.#position?.toString() ?? 'its position'} (${err.message}); invalidating everything and following from the current position`,
+        );
+        this.#position = null;
+        this.#mustClearAll = true;
+      } else {
+        this.#options.log.warn(
+          `binlog follower: the server ended the dump: ${err.errno} ${err.message}`,
+        );
+      }
+    }
+    // An error or EOF ends the dump; the connection goes, and the follower reconnects.
+    this.#dump?.connection.destroy();
+  }
+
+  #onEvent(event: Buffer): void {
+    const header = readEventHeader(event);
+    if (
+      header === null ||
+      (this.#checksum && header.type !== EventType.FORMAT_DESCRIPTION && !checksumMatches(event))
+    ) {
+      this.#corrupt(header === null ? 'an event shorter than its header' : 'a checksum mismatch');
+      return;
+    }
+    this.#status.countEvent();
+    const type = header.type;
+    if (type === EventType.FORMAT_DESCRIPTION) {
+      // It says itself whether the events of its log carry a checksum.
+      this.#checksum = formatChecksumAlgorithm(event) === 1;
+      if (this.#checksum && !checksumMatches(event)) {
+        this.#corrupt('a checksum mismatch');
+        return;
+      }
+      // A new log: table ids of the previous one mean nothing here.
+      this.#tableIds.clear();
+      return;
+    }
+    const bodyEnd = event.length - (this.#checksum ? CHECKSUM_LENGTH : 0);
+    if (isRowEvent(type)) {
+      const tableId = readTableId(event);
+      const table = tableId === null ? undefined : this.#tableIds.get(tableId);
+      if (table === undefined) this.#transaction.everything = true;
+      else this.#transaction.tables.set(`${table.schema}.${table.name}`, table);
+      return;
+    }
+    switch (type) {
+      case EventType.TABLE_MAP: {
+        const map = readTableMap(event, bodyEnd);
+        if (map === null) this.#transaction.everything = true;
+        else {
+          const lowerCase = this.#dump?.lowerCaseTableNames ?? 0;
+          // Lowering UTF-8 bytes read as Latin-1 is not the server's lowering: such a name is
+          // not looked up (the metadata leaves it unresolved too). Left unmapped, its row events
+          // invalidate everything.
+          if (lowerCase !== 0 && !(isAscii(map.schema) && isAscii(map.table))) {
+            this.#tableIds.delete(map.tableId);
+          } else {
+            this.#tableIds.set(map.tableId, {
+              schema: normalizeName(map.schema, lowerCase),
+              name: normalizeName(map.table, lowerCase),
+            });
+          }
+        }
+        return;
+      }
+      case EventType.GTID: {
+        const gtid = readGtidEvent(event, header, bodyEnd);
+        if (gtid === null) {
+          this.#corrupt('an unreadable GTID event');
+          return;
+        }
+        this.#transaction.reset(gtid);
+        this.#standalone = gtid.standalone;
+        return;
+      }
+      case EventType.XID:
+        this.#commit(header);
+        return;
+      case EventType.QUERY:
+      case EventType.QUERY_COMPRESSED:
+        this.#onQuery(event, header, bodyEnd, type === EventType.QUERY_COMPRESSED);
+        return;
+      case EventType.HEARTBEAT:
+        // The server had nothing more to send: everything up to now has been read.
+        this.#lagMs = 0;
+        this.#status.lagMs = 0;
+        return;
+      default:
+        if (HARMLESS_EVENTS.has(type)) return;
+        // LOAD DATA's execution, an incident, a type this reader does not know: anything.
+        this.#transaction.everything = true;
+        if (this.#transaction.gtid === null || this.#standalone) this.#commit(header);
+    }
+  }
+
+  #onQuery(event: Buffer, header: EventHeader, bodyEnd: number, compressed: boolean): void {
+    const transaction = this.#transaction;
+    const query = readQueryEvent(event, bodyEnd, compressed);
+    if (query === null) {
+      transaction.everything = true;
+      this.#commit(header);
+      return;
+    }
+    const sql = query.sql;
+    if (sql === 'BEGIN') return;
+    if (sql === 'COMMIT') {
+      this.#commit(header);
+      return;
+    }
+    const lowerCaseTableNames = this.#dump?.lowerCaseTableNames ?? 0;
+    const mode: ClassifyMode = {
+      ansiQuotes: query.sqlMode !== null && (query.sqlMode & SQL_MODE_ANSI_QUOTES) !== 0n,
+      noBackslashEscapes:
+        query.sqlMode !== null && (query.sqlMode & SQL_MODE_NO_BACKSLASH_ESCAPES) !== 0n,
+      lowerCaseTableNames,
+      names: NameEncoding.OTHER,
+    };
+    const entry = this.#memo.classify(sql, mode, this.#dump?.version ?? '');
+    const info = entry.info;
+    const schema = query.schema === '' ? null : normalizeName(query.schema, lowerCaseTableNames);
+    switch (info.kind) {
+      case 'commit':
+      case 'rollback':
+        // ROLLBACK is logged when non-transactional tables kept changes: those are invalidated.
+        this.#commit(header);
+        return;
+      case 'begin':
+      case 'savepoint':
+      case 'set':
+      case 'use':
+        return;
+      default:
+        break;
+    }
+    if (
+      (query.sqlMode === null && !entry.modeIndependent) ||
+      info.writesEverything ||
+      info.control?.kind === 'xa-commit'
+    ) {
+      transaction.everything = true;
+    } else {
+      for (const table of info.writes) {
+        const name = qualify(table, schema);
+        if (name === null) transaction.everything = true;
+        else transaction.tables.set(name, { schema: table.schema ?? schema, name: table.name });
+      }
+    }
+    if (
+      !info.temporary &&
+      (info.kind === 'ddl' ||
+        (info.writesEverything &&
+          (info.kind === 'call' ||
+            info.kind === 'execute' ||
+            info.kind === 'other' ||
+            info.multiStatement)))
+    ) {
+      transaction.schemaChange = true;
+    }
+    if (transaction.gtid === null || this.#standalone) this.#commit(header);
+  }
+
+  /** The transaction committed: its tables are marked now, released after the settle time. */
+  #commit(header: EventHeader): void {
+    const transaction = this.#transaction;
+    const registry = this.#registry;
+    const batch = this.#current;
+    const stats = this.#options.stats;
+    let everything = transaction.everything;
+    const start = batch.slots.length;
+    if (!everything) {
+      for (const table of transaction.tables.values()) {
+        const slots = this.#slotsOf(table);
+        if (slots === EVERYTHING) {
+          everything = true;
+          break;
+        }
+        for (let i = 0; i < slots.length; i++) batch.slots.push(slots[i]!);
+      }
+    }
+    // Slots first, while the catalog still trusts its metadata; then DDL makes it reload.
+    if (transaction.schemaChange) {
+      registry.beginSchemaChange();
+      batch.schemaChanges++;
+    }
+    if (everything) {
+      batch.slots.length = start;
+      registry.beginWriteEverything();
+      batch.everything++;
+      this.#status.countInvalidationAll();
+      stats?.add(Counter.INVALIDATIONS_ALL);
+    } else if (batch.slots.length > start) {
+      for (let i = start; i < batch.slots.length; i++) registry.beginWrite(batch.slots[i]!);
+      stats?.add(Counter.INVALIDATIONS);
+    }
+    const gtid = transaction.gtid;
+    if (gtid !== null) {
+      this.#position?.advance(gtid.domain, gtid.serverId, gtid.sequence);
+      this.#status.setPosition(gtid.domain, gtid.serverId, gtid.sequence);
+    }
+    this.#status.countTransaction();
+    const clockOffset = this.#dump?.clockOffsetMs ?? 0;
+    // The timestamp is in whole seconds: the commit happened no later than its last millisecond.
+    this.#lagMs = Math.max(0, Date.now() + clockOffset - (header.timestamp * 1000 + 999));
+    this.#status.lagMs = this.#lagMs;
+    if (this.#healthy && this.#lagMs > this.#options.maxLagMs) this.#updateHealth();
+    transaction.reset(null);
+    this.#standalone = false;
+  }
+
+  #slotsOf(table: TableRef): Int32Array | typeof EVERYTHING {
+    const catalog = this.#options.catalog;
+    const generation = catalog.generation;
+    if (generation < 0) return EVERYTHING;
+    if (generation !== this.#slotMemoGeneration) {
+      this.#slotMemo.clear();
+      this.#slotMemoGeneration = generation;
+    }
+    const name = `${table.schema}.${table.name}`;
+    let slots = this.#slotMemo.get(name);
+    if (slots === undefined) {
+      slots = catalog.writeSlots([table], null);
+      this.#slotMemo.set(name, slots);
+    }
+    return slots;
+  }
+
+  /** An event that cannot be trusted: everything is invalidated and the stream read again. */
+  #corrupt(what: string): void {
+    this.#options.log.warn(`binlog follower: ${what}; invalidating everything and reconnecting`);
+    this.#mustClearAll = true;
+    this.#dump?.connection.destroy();
+  }
+
+  // --- the main thread's clock ------------------------------------------------------------
+
+  #onTick(): void {
+    const settled = this.#previous;
+    this.#release(settled);
+    this.#previous = this.#current;
+    this.#current = settled;
+    this.#updateHealth();
+  }
+
+  #release(batch: SettleBatch): void {
+    const registry = this.#registry;
+    for (let i = 0; i < batch.slots.length; i++) registry.endWrite(batch.slots[i]!);
+    for (; batch.everything > 0; batch.everything--) registry.endWriteEverything();
+    for (; batch.schemaChanges > 0; batch.schemaChanges--) registry.endSchemaChange();
+    batch.slots.length = 0;
+  }
+
+  #updateHealth(): void {
+    const maxLag = this.#options.maxLagMs;
+    const silentMs = performance.now() - this.#lastHeardAt;
+    // Heartbeats stopped: the link is dead even if no socket error says so.
+    if (this.#dump !== null && silentMs > Math.max(DEAD_LINK_MS, 2 * maxLag)) {
+      this.#options.log.warn(
+        `binlog follower: nothing heard for ${Math.round(silentMs)} ms; reconnecting`,
+      );
+      this.#dump?.connection.destroy();
+    }
+    const healthy = this.#streaming && silentMs <= maxLag && this.#lagMs <= maxLag;
+    if (this.#streaming) {
+      this.#status.state = healthy ? FollowerState.FOLLOWING : FollowerState.BEHIND;
+      if (healthy) this.#reconnectMs = RECONNECT_FIRST_MS;
+    } else this.#status.state = FollowerState.DISCONNECTED;
+    if (healthy === this.#healthy) return;
+    this.#healthy = healthy;
+    if (healthy && this.#mustClearAll) {
+      this.#mustClearAll = false;
+      this.#registry.clearAll();
+    }
+    this.#registry.setWritesElsewhereSeen(healthy);
+  }
+}

@@ -1,0 +1,769 @@
+/**
+ * Writes made on the server directly, not through the proxy, become visible through it: the
+ * binlog follower reads them from the binary log of a throwaway server started here (log_bin
+ * on), and invalidates what they wrote. Each scenario caches a read through the real proxy (a
+ * hit is seen in SHOW STATUS before the write, so a follower that missed the write would keep
+ * serving the old rows), writes on a direct connection, then polls the proxy until it returns
+ * what the server returns, and checks that it never goes back to the old rows. ROW, MIXED and
+ * STATEMENT logging each run the data-changing statements.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import mariadb from 'mariadb';
+import type { Connection } from 'mariadb';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { runNicecache, startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+
+const DB = 'nc_binlog';
+/** Far beyond the follower's lag bound: a scenario that reaches it has failed, not been slow. */
+const DEADLINE_MS = 20_000;
+const POLL_MS = 20;
+/** Reads after the first fresh one, each of which must be fresh too. */
+const CONFIRMING_READS = 5;
+const READER = 'nc_binlog_reader';
+/** The proxy's admin account: what the README asks for, and nothing more. */
+const FOLLOWER_USER = 'nc_binlog_follower';
+const FOLLOWER = `'${FOLLOWER_USER}'@'%'`;
+
+let server: EphemeralServer;
+let proxy: ProxyProcess;
+/** Straight to the server: the writes the proxy does not see, and the truth to compare with. */
+let direct: Connection;
+/** Through the proxy: one connection, so its reads stay on one worker and its cache. */
+let reader: Connection;
+
+function connectTo(port: number, user = 'root', database: string | null = DB): Promise<Connection> {
+  return mariadb.createConnection({
+    host: '127.0.0.1',
+    port,
+    user,
+    password: '',
+    ...(database === null ? {} : { database }),
+    multipleStatements: false,
+  });
+}
+
+async function hits(): Promise<number> {
+  return Number(await statusValue('Qcache_hits'));
+}
+
+async function statusValue(name: string): Promise<string> {
+  const rows = await reader.query<Array<{ Value: string }>>(`SHOW GLOBAL STATUS LIKE '${name}'`);
+  return rows[0]?.Value ?? '';
+}
+
+/** A port nothing listens on (bound, read, released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads `sql` through the proxy until a read is served from the cache (the first fills; a table
+ * the metadata does not know yet is not cached until it has been read again). Returns the rows.
+ */
+async function cached(sql: string, on: Connection = reader): Promise<string> {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const before = await hits();
+    const result = JSON.stringify(await on.query(sql));
+    if ((await hits()) > before) return result;
+    if (Date.now() > deadline) assert.fail(`${sql} was never served from the cache`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Polls the proxy until `sql` returns what the server returns, then reads it again: once fresh,
+ * never old again. Returns the fresh result.
+ */
+async function becomesFresh(sql: string, old: string, on: Connection = reader): Promise<string> {
+  const truth = JSON.stringify(await direct.query(sql));
+  assert.notEqual(truth, old, 'the write changed what the statement returns');
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    const seen = JSON.stringify(await on.query(sql));
+    if (seen === truth) break;
+    assert.equal(seen, old, 'through the proxy: either the old rows or the new, nothing else');
+    if (Date.now() > deadline) assert.fail(`still the old rows after ${DEADLINE_MS} ms: ${sql}`);
+    await sleep(POLL_MS);
+  }
+  for (let i = 0; i < CONFIRMING_READS; i++) {
+    assert.equal(JSON.stringify(await on.query(sql)), truth, 'a fresh result went back to old');
+  }
+  return truth;
+}
+
+async function waitForState(state: string): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while ((await statusValue('Nicecache_binlog_state')) !== state) {
+    if (Date.now() > deadline) assert.fail(`the follower never became '${state}'`);
+    await sleep(POLL_MS);
+  }
+}
+
+/** Until the follower has read every transaction the server has logged so far. */
+async function caughtUp(): Promise<void> {
+  const rows = await direct.query<Array<{ position: string }>>(
+    'SELECT @@global.gtid_binlog_pos AS position',
+  );
+  const position = rows[0]!.position;
+  const deadline = Date.now() + DEADLINE_MS;
+  while ((await statusValue('Nicecache_binlog_position')) !== position) {
+    if (Date.now() > deadline) assert.fail(`the follower never reached ${position}`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Keeps the follower out: its account may not read the log for now (which, logged, invalidates
+ * everything once read), and its connection is killed. Returns with the read cached again after
+ * that, so that only the follower can tell the cache of a write made while it is down.
+ */
+async function holdFollowerDown(read: string): Promise<string> {
+  await direct.query(`REVOKE REPLICATION SLAVE ON *.* FROM ${FOLLOWER}`);
+  await caughtUp();
+  const old = await cached(read);
+  const dumps = await direct.query<Array<{ id: number }>>(
+    `SELECT id FROM information_schema.PROCESSLIST WHERE COMMAND = 'Binlog Dump' AND USER = '${FOLLOWER_USER}'`,
+  );
+  assert.equal(dumps.length, 1, 'one follower connection');
+  await direct.query(`KILL ${dumps[0]!.id}`);
+  await waitForState('disconnected');
+  return old;
+}
+
+/** The error a statement gets, or null. */
+async function errorOf(on: Connection, sql: string): Promise<number | null> {
+  try {
+    await on.query(sql);
+    return null;
+  } catch (error) {
+    return (error as { errno: number }).errno;
+  }
+}
+
+async function freshTable(
+  name: string,
+  rows = "(1, 'one'), (2, 'two'), (3, 'three')",
+): Promise<void> {
+  await direct.query(`DROP TABLE IF EXISTS ${name}`);
+  await direct.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB`);
+  await direct.query(`INSERT INTO ${name} VALUES ${rows}`);
+}
+
+before(async () => {
+  server = await startEphemeralServer({
+    serverOptions: { log_bin: 'binlog', server_id: 1, binlog_format: 'ROW' },
+  });
+  const root = await mariadb.createConnection({
+    host: '127.0.0.1',
+    port: server.port,
+    user: 'root',
+    password: '',
+  });
+  await root.query(`CREATE DATABASE ${DB}`);
+  await root.query(`CREATE USER ${FOLLOWER}`);
+  await root.query(`GRANT SELECT, SHOW VIEW, TRIGGER, REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+  await root.end();
+  direct = await connectTo(server.port);
+  proxy = await startProxyProcess({
+    backend: `127.0.0.1:${server.port}`,
+    workers: 2,
+    extraArgs: ['--admin-user', FOLLOWER_USER, '--binlog', 'on', '--binlog-max-lag', '1000'],
+  });
+  reader = await connectTo(proxy.port);
+});
+
+after(async () => {
+  await reader?.end();
+  await direct?.end();
+  await proxy?.stop();
+  await server?.stop();
+});
+
+describe('--binlog at start', () => {
+  test('on: refused, naming the grant, when the admin account may not read the log', async () => {
+    await direct.query(`DROP USER IF EXISTS 'nc_binlog_plain'@'%'`);
+    await direct.query(`CREATE USER 'nc_binlog_plain'@'%'`);
+    await direct.query(`GRANT SELECT, SHOW VIEW, TRIGGER ON *.* TO 'nc_binlog_plain'@'%'`);
+    const run = await runNicecache([
+      'proxy',
+      '--listen',
+      '127.0.0.1:0',
+      '--backend',
+      `127.0.0.1:${server.port}`,
+      '--workers',
+      '1',
+      '--admin-user',
+      'nc_binlog_plain',
+      '--binlog',
+      'on',
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /--binlog on: .*GRANT REPLICATION SLAVE ON \*\.\*/);
+  });
+
+  test('auto without an admin account: one line saying so, and the cache works', async () => {
+    const plain = await startProxyProcess({ backend: `127.0.0.1:${server.port}`, workers: 1 });
+    const client = await connectTo(plain.port);
+    try {
+      const lines = plain
+        .log()
+        .split('\n')
+        .filter((line) => line.includes('not seen'));
+      assert.equal(lines.length, 1, plain.log());
+      assert.match(lines[0]!, /no --admin-user/);
+      const t = `${DB}.no_admin`;
+      await freshTable(t);
+      const hitsNow = async (): Promise<number> => {
+        const rows = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+        );
+        return Number(rows[0]!.Value);
+      };
+      const deadline = Date.now() + DEADLINE_MS;
+      for (;;) {
+        const before = await hitsNow();
+        await client.query(`SELECT id FROM ${t}`);
+        if ((await hitsNow()) > before) break;
+        if (Date.now() > deadline) assert.fail('no hit without an admin account');
+        await sleep(POLL_MS);
+      }
+    } finally {
+      await client.end();
+      await plain.stop();
+    }
+  });
+
+  test('on: refused when the server has no binary log; auto: one line, and the cache works', async () => {
+    // The test server of the other suites runs without log_bin.
+    const backend = `${BACKEND_HOST}:${BACKEND_PORT}`;
+    const common = ['proxy', '--listen', '127.0.0.1:0', '--backend', backend, '--workers', '1'];
+    const admin = ['--admin-user', BACKEND_USER];
+    const env = { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD };
+    const refused = await runNicecache([...common, ...admin, '--binlog', 'on'], env);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /log_bin=OFF.*start the server with log_bin/);
+    const auto = await startProxyProcess({ backend, workers: 1, extraArgs: admin, env });
+    try {
+      const lines = auto
+        .log()
+        .split('\n')
+        .filter((line) => line.includes('not seen'));
+      assert.equal(lines.length, 1, auto.log());
+      assert.match(lines[0]!, /log_bin=OFF/);
+      const client = await mariadb.createConnection({
+        host: '127.0.0.1',
+        port: auto.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+      });
+      try {
+        const state = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Nicecache_binlog_state'",
+        );
+        assert.equal(state[0]!.Value, 'off');
+        await client.query('CREATE DATABASE IF NOT EXISTS nc_binlog_plain');
+        await client.query('CREATE OR REPLACE TABLE nc_binlog_plain.t (id INT PRIMARY KEY)');
+        await client.query('INSERT INTO nc_binlog_plain.t VALUES (1)');
+        const hitsNow = async (): Promise<number> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+          );
+          return Number(rows[0]!.Value);
+        };
+        const deadline = Date.now() + DEADLINE_MS;
+        for (;;) {
+          const before = await hitsNow();
+          await client.query('SELECT id FROM nc_binlog_plain.t');
+          if ((await hitsNow()) > before) break;
+          if (Date.now() > deadline) assert.fail('no hit without a binary log');
+          await sleep(POLL_MS);
+        }
+        await client.query('DROP DATABASE nc_binlog_plain');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await auto.stop();
+    }
+  });
+});
+
+describe('a dump the server accepts and then never answers', () => {
+  test('the proxy starts, hits wait, and the follower keeps trying', async () => {
+    // Relays everything but the binary log: after COM_BINLOG_DUMP, the server's bytes are dropped.
+    const silencer = createServer((client) => {
+      const upstream = connect({ host: '127.0.0.1', port: server.port });
+      let dumping = false;
+      client.on('data', (chunk: Buffer) => {
+        if (chunk.length >= 5 && chunk[3] === 0 && chunk[4] === 0x12) dumping = true;
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        if (!dumping) client.write(chunk);
+      });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => silencer.listen(0, '127.0.0.1', resolve));
+    const silencedPort = (silencer.address() as AddressInfo).port;
+    let silenced: ProxyProcess | null = null;
+    try {
+      silenced = await startProxyProcess({
+        backend: `127.0.0.1:${silencedPort}`,
+        workers: 1,
+        extraArgs: ['--admin-user', FOLLOWER_USER],
+      });
+      assert.match(silenced.log(), /nothing heard for \d+ ms/);
+      const client = await connectTo(silenced.port);
+      try {
+        const t = `${DB}.silent`;
+        await freshTable(t);
+        const read = `SELECT id, v FROM ${t} ORDER BY id`;
+        const value = async (name: string): Promise<string> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            `SHOW GLOBAL STATUS LIKE '${name}'`,
+          );
+          return rows[0]!.Value;
+        };
+        assert.notEqual(await value('Nicecache_binlog_state'), 'following');
+        // Read until the table is known to the metadata: then it is the follower that bypasses.
+        const deadline = Date.now() + DEADLINE_MS;
+        while (Number(await value('Qcache_bypass_binlog_behind')) === 0) {
+          assert.equal(
+            JSON.stringify(await client.query(read)),
+            JSON.stringify(await direct.query(read)),
+          );
+          if (Date.now() > deadline) assert.fail('reads never bypassed for the follower');
+          await sleep(POLL_MS);
+        }
+        assert.equal(Number(await value('Qcache_hits')), 0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await silenced?.stop();
+      silencer.close();
+    }
+  });
+});
+
+describe('--binlog auto with a server down at start', () => {
+  test('a server that comes up without a binary log: one line, then hits', async () => {
+    const port = await freePort();
+    const proxyDown = await startProxyProcess({
+      backend: `127.0.0.1:${port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', BACKEND_USER],
+      env: { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD },
+    });
+    // The server comes up on that port later: the test server without log_bin, behind a relay.
+    const relay = createServer((client) => {
+      const upstream = connect({ host: BACKEND_HOST, port: BACKEND_PORT });
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    try {
+      assert.match(proxyDown.log(), /cannot reach the server's binary log yet/);
+      await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+      const deadline = Date.now() + DEADLINE_MS;
+      while (!/binlog: writes made on the server .* not seen.*log_bin=OFF/.test(proxyDown.log())) {
+        if (Date.now() > deadline) assert.fail(`no line saying why:\n${proxyDown.log()}`);
+        await sleep(POLL_MS);
+      }
+      const client = await mariadb.createConnection({
+        host: '127.0.0.1',
+        port: proxyDown.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+      });
+      try {
+        const state = await client.query<Array<{ Value: string }>>(
+          "SHOW GLOBAL STATUS LIKE 'Nicecache_binlog_state'",
+        );
+        assert.equal(state[0]!.Value, 'off');
+        await client.query('CREATE DATABASE IF NOT EXISTS nc_binlog_late');
+        await client.query('CREATE OR REPLACE TABLE nc_binlog_late.t (id INT PRIMARY KEY)');
+        const hitsNow = async (): Promise<number> => {
+          const rows = await client.query<Array<{ Value: string }>>(
+            "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+          );
+          return Number(rows[0]!.Value);
+        };
+        for (;;) {
+          const before = await hitsNow();
+          await client.query('SELECT id FROM nc_binlog_late.t');
+          if ((await hitsNow()) > before) break;
+          if (Date.now() > deadline) assert.fail('no hit once the follower gave up');
+          await sleep(POLL_MS);
+        }
+        await client.query('DROP DATABASE nc_binlog_late');
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await proxyDown.stop();
+      relay.close();
+    }
+  });
+});
+
+/** The statements that change data, each in its own scenario, under one binlog_format. */
+function dataChanges(format: 'ROW' | 'MIXED' | 'STATEMENT'): void {
+  describe(`writes made directly, binlog_format=${format}`, () => {
+    const t = `${DB}.t_${format.toLowerCase()}`;
+    const u = `${DB}.u_${format.toLowerCase()}`;
+    const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+    before(async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+    });
+
+    test('UPDATE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`UPDATE ${t} SET v = 'changed' WHERE id = 2`);
+      await becomesFresh(read, old);
+    });
+
+    test('INSERT ... SELECT', async () => {
+      await freshTable(t);
+      await freshTable(u, "(10, 'ten')");
+      const old = await cached(read);
+      await direct.query(`INSERT INTO ${t} SELECT id, v FROM ${u}`);
+      await becomesFresh(read, old);
+    });
+
+    test('DELETE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`DELETE FROM ${t} WHERE id = 1`);
+      await becomesFresh(read, old);
+    });
+
+    test('multi-table UPDATE: both tables', async () => {
+      await freshTable(t);
+      await freshTable(u);
+      const readU = `SELECT id, v FROM ${u} ORDER BY id`;
+      const oldT = await cached(read);
+      const oldU = await cached(readU);
+      await direct.query(
+        `UPDATE ${t} JOIN ${u} USING (id) SET ${t}.v = 'left', ${u}.v = 'right' WHERE id = 3`,
+      );
+      await becomesFresh(read, oldT);
+      await becomesFresh(readU, oldU);
+    });
+
+    test('TRUNCATE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`TRUNCATE TABLE ${t}`);
+      await becomesFresh(read, old);
+    });
+
+    test('REPLACE', async () => {
+      await freshTable(t);
+      const old = await cached(read);
+      await direct.query(`REPLACE INTO ${t} VALUES (1, 'replaced')`);
+      await becomesFresh(read, old);
+    });
+
+    test('LOAD DATA INFILE', async () => {
+      await freshTable(t);
+      const directory = await mkdtemp(join(tmpdir(), 'nc-binlog-'));
+      const file = join(directory, 'rows.tsv');
+      await writeFile(file, '50\tfifty\n51\tfifty-one\n');
+      try {
+        const old = await cached(read);
+        await direct.query(`LOAD DATA INFILE '${file}' INTO TABLE ${t}`);
+        await becomesFresh(read, old);
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
+    });
+
+    test("a trigger's write", async () => {
+      await freshTable(t);
+      await freshTable(u);
+      await direct.query(`DROP TRIGGER IF EXISTS ${DB}.copy_${format.toLowerCase()}`);
+      await direct.query(
+        `CREATE TRIGGER ${DB}.copy_${format.toLowerCase()} AFTER INSERT ON ${u} FOR EACH ROW ` +
+          `INSERT INTO ${t} VALUES (NEW.id + 100, NEW.v)`,
+      );
+      const old = await cached(read);
+      await direct.query(`INSERT INTO ${u} VALUES (7, 'seven')`);
+      await becomesFresh(read, old);
+      await direct.query(`DROP TRIGGER ${DB}.copy_${format.toLowerCase()}`);
+    });
+
+    test("a cascading foreign key's write (not in the binary log)", async () => {
+      const parent = `${DB}.parent_${format.toLowerCase()}`;
+      const child = `${DB}.child_${format.toLowerCase()}`;
+      await direct.query(`DROP TABLE IF EXISTS ${child}, ${parent}`);
+      await direct.query(`CREATE TABLE ${parent} (id INT PRIMARY KEY) ENGINE=InnoDB`);
+      await direct.query(
+        `CREATE TABLE ${child} (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES ${parent} (id) ON DELETE CASCADE) ENGINE=InnoDB`,
+      );
+      await direct.query(`INSERT INTO ${parent} VALUES (1), (2)`);
+      await direct.query(`INSERT INTO ${child} VALUES (1, 1), (2, 2)`);
+      const readChild = `SELECT id, p FROM ${child} ORDER BY id`;
+      const old = await cached(readChild);
+      await direct.query(`DELETE FROM ${parent} WHERE id = 1`);
+      await becomesFresh(readChild, old);
+    });
+  });
+}
+
+dataChanges('ROW');
+dataChanges('MIXED');
+dataChanges('STATEMENT');
+
+describe('a compressed binary log (log_bin_compress)', () => {
+  const t = `${DB}.compressed`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  before(async () => {
+    await direct.query('SET GLOBAL log_bin_compress = ON');
+    await direct.query('SET GLOBAL log_bin_compress_min_len = 10');
+  });
+  after(async () => {
+    await direct.query('SET GLOBAL log_bin_compress = OFF');
+    await direct.query("SET SESSION binlog_format = 'ROW'");
+  });
+
+  for (const format of ['ROW', 'STATEMENT']) {
+    test(`${format}: compressed events are read, and invalidate the table only`, async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+      await freshTable(t);
+      const old = await cached(read);
+      await caughtUp();
+      const everything = await statusValue('Nicecache_binlog_invalidations_all');
+      await direct.query(`UPDATE ${t} SET v = 'compressible' WHERE id = 1`);
+      await becomesFresh(read, old);
+      await caughtUp();
+      assert.equal(await statusValue('Nicecache_binlog_invalidations_all'), everything);
+    });
+  }
+});
+
+describe('a table named outside ASCII', () => {
+  const t = `${DB}.\`t_é\``;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('its row events invalidate that table only, as the router and the metadata name it', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    await caughtUp();
+    const everything = await statusValue('Nicecache_binlog_invalidations_all');
+    await direct.query(`UPDATE ${t} SET v = 'été' WHERE id = 1`);
+    await becomesFresh(read, old);
+    await caughtUp();
+    assert.equal(await statusValue('Nicecache_binlog_invalidations_all'), everything);
+  });
+});
+
+describe('schema changes made directly', () => {
+  const t = `${DB}.ddl`;
+  const read = `SELECT * FROM ${t} ORDER BY id`;
+
+  test('ALTER TABLE: the new column is seen', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    await direct.query(`ALTER TABLE ${t} ADD COLUMN w INT DEFAULT 5`);
+    await becomesFresh(read, old);
+  });
+
+  test('RENAME TABLE: the name now reads another table', async () => {
+    await freshTable(t);
+    await freshTable(`${DB}.ddl_other`, "(9, 'nine')");
+    const old = await cached(read);
+    await direct.query(`RENAME TABLE ${t} TO ${DB}.ddl_gone, ${DB}.ddl_other TO ${t}`);
+    await becomesFresh(read, old);
+    await direct.query(`DROP TABLE ${DB}.ddl_gone`);
+  });
+
+  test('DROP TABLE: the read fails as on the server', async () => {
+    await freshTable(t);
+    await cached(read);
+    await direct.query(`DROP TABLE ${t}`);
+    const expected = await errorOf(direct, read);
+    assert.equal(expected, 1146);
+    const deadline = Date.now() + DEADLINE_MS;
+    while ((await errorOf(reader, read)) !== expected) {
+      if (Date.now() > deadline) assert.fail('the dropped table is still read from the cache');
+      await sleep(POLL_MS);
+    }
+    for (let i = 0; i < CONFIRMING_READS; i++) assert.equal(await errorOf(reader, read), expected);
+  });
+
+  test('CREATE VIEW, then its base table changes', async () => {
+    await freshTable(t);
+    await direct.query(`CREATE OR REPLACE VIEW ${DB}.ddl_view AS SELECT id, v FROM ${t}`);
+    const readView = `SELECT id, v FROM ${DB}.ddl_view ORDER BY id`;
+    const old = await cached(readView);
+    await direct.query(`UPDATE ${t} SET v = 'via view' WHERE id = 1`);
+    await becomesFresh(readView, old);
+  });
+});
+
+describe('transactions made directly', () => {
+  const t = `${DB}.txn`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('the writes are seen at COMMIT, not before', async () => {
+    await freshTable(t);
+    const old = await cached(read);
+    await direct.query('BEGIN');
+    await direct.query(`UPDATE ${t} SET v = 'committed' WHERE id = 1`);
+    // Uncommitted: the proxy serves what every other session sees, the old rows.
+    const other = await connectTo(server.port);
+    try {
+      assert.equal(JSON.stringify(await other.query(read)), old);
+    } finally {
+      await other.end();
+    }
+    for (let i = 0; i < CONFIRMING_READS; i++)
+      assert.equal(JSON.stringify(await reader.query(read)), old);
+    await direct.query('COMMIT');
+    await becomesFresh(read, old);
+  });
+});
+
+describe('the follower loses its connection', () => {
+  const t = `${DB}.link`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('hits stop while it is down, a write made meanwhile is seen, then hits resume', async () => {
+    await freshTable(t);
+    const old = await holdFollowerDown(read);
+    await direct.query(`UPDATE ${t} SET v = 'while down' WHERE id = 2`);
+    const truth = JSON.stringify(await direct.query(read));
+    assert.notEqual(truth, old);
+    // No polling: with the follower down, nothing is served from the cache at all.
+    const hitsBefore = await hits();
+    const bypassedBefore = Number(await statusValue('Qcache_bypass_binlog_behind'));
+    for (let i = 0; i < CONFIRMING_READS; i++) {
+      assert.equal(JSON.stringify(await reader.query(read)), truth);
+    }
+    assert.equal(await hits(), hitsBefore, 'no hit while the follower is down');
+    assert.equal(
+      Number(await statusValue('Qcache_bypass_binlog_behind')),
+      bypassedBefore + CONFIRMING_READS,
+    );
+    await direct.query(`GRANT REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+    await waitForState('following');
+    // Back: it read the write made meanwhile, and serves from the cache again, the server's rows.
+    await becomesFresh(read, old);
+    assert.equal(await cached(read), truth);
+    assert.ok(Number(await statusValue('Nicecache_binlog_reconnects')) >= 1);
+  });
+});
+
+describe('two proxies in front of one server', () => {
+  const t = `${DB}.pair`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test("a write through one is seen at once there, and through the other's follower", async () => {
+    const other = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', FOLLOWER_USER, '--binlog', 'on'],
+    });
+    const viaOther = await connectTo(other.port);
+    const viaOtherHits = async (): Promise<number> => {
+      const rows = await viaOther.query<Array<{ Value: string }>>(
+        "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+      );
+      return Number(rows[0]!.Value);
+    };
+    try {
+      await freshTable(t);
+      const old = await cached(read);
+      const deadline = Date.now() + DEADLINE_MS;
+      for (;;) {
+        const before = await viaOtherHits();
+        assert.equal(JSON.stringify(await viaOther.query(read)), old);
+        if ((await viaOtherHits()) > before) break;
+        if (Date.now() > deadline)
+          assert.fail('the second proxy never served the read from its cache');
+        await sleep(POLL_MS);
+      }
+      await reader.query(`UPDATE ${t} SET v = 'through the first' WHERE id = 1`);
+      const truth = JSON.stringify(await direct.query(read));
+      // Through the proxy that relayed the write: invalidated before its reply, no polling.
+      assert.equal(JSON.stringify(await reader.query(read)), truth);
+      await becomesFresh(read, old, viaOther);
+    } finally {
+      await viaOther.end();
+      await other.stop();
+    }
+  });
+});
+
+describe('the log the follower would resume from is gone', () => {
+  const t = `${DB}.gap`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('RESET MASTER while it is down: everything is invalidated before hits resume', async () => {
+    await freshTable(t);
+    const old = await holdFollowerDown(read);
+    // Written, then the log that held it removed: the follower can never read this write.
+    await direct.query(`UPDATE ${t} SET v = 'lost from the log' WHERE id = 3`);
+    await direct.query('RESET MASTER');
+    await direct.query(`GRANT REPLICATION SLAVE ON *.* TO ${FOLLOWER}`);
+    await waitForState('following');
+    await becomesFresh(read, old);
+    assert.match(proxy.log(), /cannot resume from .*invalidating everything/);
+  });
+});
+
+describe('privileges changed directly', () => {
+  const t = `${DB}.secret`;
+  const read = `SELECT id, v FROM ${t} ORDER BY id`;
+
+  test('REVOKE: a cached result is refused as the server refuses it', async () => {
+    await freshTable(t);
+    await direct.query(`DROP USER IF EXISTS '${READER}'@'%'`);
+    await direct.query(`CREATE USER '${READER}'@'%'`);
+    await direct.query(`GRANT SELECT ON ${t} TO '${READER}'@'%'`);
+    const user = await connectTo(proxy.port, READER);
+    try {
+      await cached(read, user);
+      await direct.query(`REVOKE SELECT ON ${t} FROM '${READER}'@'%'`);
+      // The user's connection stays open, so the revoked privilege is not refused at login.
+      const check = await connectTo(server.port, READER, null);
+      const expected = await errorOf(check, read);
+      await check.end();
+      assert.equal(expected, 1142);
+      const deadline = Date.now() + DEADLINE_MS;
+      while ((await errorOf(user, read)) !== expected) {
+        if (Date.now() > deadline) assert.fail('the revoked read is still served from the cache');
+        await sleep(POLL_MS);
+      }
+      for (let i = 0; i < CONFIRMING_READS; i++) assert.equal(await errorOf(user, read), expected);
+    } finally {
+      await user.end();
+    }
+  });
+});
