@@ -46,8 +46,13 @@ export const Counter = {
   TRANSACTIONS_IN_PROXY: 14,
   /** Deferred transactions whose hits no longer matched the server's snapshot: rolled back, ER_CHECKREAD. */
   TRANSACTION_CONFLICTS: 15,
+  /**
+   * COMMITs of read-only transactions answered by the proxy, the server's sent with the
+   * session's next command (or within the worker's COMMIT_FLUSH_MS when there is none).
+   */
+  COMMITS_DEFERRED: 16,
 } as const;
-const COUNTERS = 16;
+const COUNTERS = 17;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {

@@ -385,12 +385,22 @@ export class ClientSession {
         packet.length < MAX_PACKET_PAYLOAD
           ? this.#router.route(packet.payload!)
           : this.#router.routeUnassembled(packet.payload!);
+      // A COMMIT the proxy answered earlier reaches the server before whatever goes there next.
+      if (route.action !== 'answer' && route.action !== 'wait') {
+        const owed = this.#router.takeOwedCommit();
+        if (owed !== null) {
+          opened = true;
+          this.#backend.cork();
+          this.#sendOpening(owed);
+        }
+      }
       switch (route.action) {
         case 'answer':
           this.#answer(route.bytes);
           return;
         case 'probe':
           this.#sendInternal('probe', Buffer.from(route.sql, 'utf8'));
+          if (opened) this.#backend.uncork();
           this.#hold(packet.raw!, false);
           return;
         case 'wait': {
@@ -409,6 +419,7 @@ export class ClientSession {
         case 'replay':
         case 'transaction':
           this.#sendInternal(route.action, route.payload);
+          if (opened) this.#backend.uncork();
           this.#hold(packet.raw!, false);
           return;
         case 'forward':
@@ -417,9 +428,9 @@ export class ClientSession {
             replacement = encodePacket(route.payload, packet.sequenceId);
           }
           if (route.opening !== undefined) {
-            // Both in one write: corks nest, so this holds inside a corked read too.
+            // All in one write: corks nest, so this holds inside a corked read too.
+            if (!opened) this.#backend.cork();
             opened = true;
-            this.#backend.cork();
             this.#sendOpening(route.opening);
           }
       }
@@ -452,8 +463,22 @@ export class ClientSession {
   }
 
   /**
-   * Starts a transaction on the server right before the command that needs it, without waiting
-   * for the reply: the command follows in the same write.
+   * Sends the COMMIT the proxy answered for the client (see StatementRouter.takeOwedCommit)
+   * when no command has carried it: the server's transaction would otherwise keep its read
+   * view and metadata locks while the session is idle. Called on a timer.
+   */
+  flushOwedCommit(): void {
+    this.#guard(() => {
+      const router = this.#router;
+      if (router === null || !router.owesCommit) return;
+      if (this.#phase !== Phase.COMMANDS || this.#pending.length > 0 || this.#holding) return;
+      this.#sendInternal('transaction', router.takeOwedCommit()!);
+    });
+  }
+
+  /**
+   * A transaction command of the proxy's own right before the command it precedes (a start, or
+   * a COMMIT owed), without waiting for its reply: the command follows in the same write.
    */
   #sendOpening(payload: Buffer): void {
     this.#pending.push({

@@ -289,6 +289,12 @@ export class StatementRouter {
   #opening: DeferredTransaction | null = null;
   /** Its start was sent together with the command that needed it (see #openWith). */
   #pipelined = false;
+  /** The transaction the proxy started on the server has run plain reads only. */
+  #readsOnly = false;
+  /** The client's COMMIT, answered by the proxy, that the server has not been sent yet. */
+  #commitOwed: Buffer | null = null;
+  /** Owed COMMITs sent whose replies are still to come. */
+  #commitsInFlight = 0;
   /** The hits a started transaction served no longer hold: it is to be rolled back. */
   #rollbackDue = false;
   #rollingBack = false;
@@ -471,6 +477,7 @@ export class StatementRouter {
     this.#deferred = null;
     this.#opening = deferred;
     this.#lastHit = lastHit;
+    this.#readsOnly = true;
     deferred.seqBeforeOpening = this.#cache.registry.sequence();
     return { action: 'transaction', payload: deferred.opening() };
   }
@@ -503,6 +510,7 @@ export class StatementRouter {
     this.#deferred = null;
     this.#opening = deferred;
     this.#pipelined = true;
+    this.#readsOnly = true;
     const txn = this.txn;
     deferred.seqBeforeOpening = this.#cache.registry.sequence();
     txn.snapshotSeq = deferred.seqBeforeOpening;
@@ -522,6 +530,13 @@ export class StatementRouter {
   /** The reply to a transaction command of the proxy's own (`reply`: its first packet). */
   acceptTransactionReply(tracker: ReplyTracker, reply: Buffer | null): TransactionOutcome {
     const txn = this.txn;
+    // A COMMIT answered earlier goes before anything else the proxy sends: its reply comes first.
+    if (this.#commitsInFlight > 0) {
+      this.#commitsInFlight--;
+      // A read-only transaction's COMMIT does not fail; if it did, nothing is known any more.
+      if (tracker.failed) this.#stateDirty = true;
+      return TransactionOutcome.GO_ON;
+    }
     if (this.#rollingBack) {
       this.#rollingBack = false;
       if (tracker.failed) this.#stateDirty = true;
@@ -635,6 +650,43 @@ export class StatementRouter {
       return;
     if (this.#transactionReplies.get(payload) !== undefined) return;
     plan.learn = { request: Buffer.from(payload), begins };
+  }
+
+  /**
+   * The COMMIT (or ROLLBACK) of a transaction the proxy began and then started on the server,
+   * which has only read since: answered now, with the server's own reply to the same text, and
+   * sent to the server with the session's next command, or within COMMIT_FLUSH_MS (see
+   * takeOwedCommit). Ending a transaction that only read changes nothing but the read view it
+   * holds, so the client may go on at once; what it sends next reaches the server after it.
+   */
+  #commitLater(payload: Buffer): Route | null {
+    const txn = this.txn;
+    if (!this.#readsOnly || !txn.inTransaction || !txn.autocommit || this.#stateDirty) return null;
+    if (!this.#worker.deferTransactions || this.#tablesLocked) return null;
+    const reply = this.#transactionReplies.get(payload);
+    if (reply === undefined) return null;
+    this.#readsOnly = false;
+    this.#commitOwed = reply.request;
+    txn.onReply(reply.status, 0, null, false, false, null);
+    this.#cache.stats.add(Counter.COMMITS_DEFERRED);
+    return { action: 'answer', bytes: reply.bytes };
+  }
+
+  /** A COMMIT answered by the proxy and not yet sent, if any. */
+  get owesCommit(): boolean {
+    return this.#commitOwed !== null;
+  }
+
+  /**
+   * The COMMIT the server is owed, to send before anything else goes to it (the session calls
+   * this before every command it sends); null when none is owed.
+   */
+  takeOwedCommit(): Buffer | null {
+    const owed = this.#commitOwed;
+    if (owed === null) return null;
+    this.#commitOwed = null;
+    this.#commitsInFlight++;
+    return owed;
   }
 
   /** The reply of a BEGIN, COMMIT or ROLLBACK sent to be kept (see CommandPlan.learn). */
@@ -1077,6 +1129,10 @@ export class StatementRouter {
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') {
       const control = info.control;
+      if (control?.kind === 'end-transaction') {
+        const later = this.#commitLater(payload);
+        if (later !== null) return later;
+      }
       if (control?.kind === 'begin') {
         const deferred = this.#deferBegin(payload, control.access);
         if (deferred !== null) return deferred;
@@ -1642,6 +1698,13 @@ export class StatementRouter {
     marks: WriteMarks | null,
     establishesSnapshot: boolean,
   ): Route & { action: 'forward' } {
+    // Anything but a plain read makes the transaction's COMMIT the server's to answer.
+    if (
+      this.#readsOnly &&
+      (info === null || info.kind !== 'select' || marks !== null || info.lockingRead)
+    ) {
+      this.#readsOnly = false;
+    }
     // The server runs a SELECT: FOUND_ROWS() is its again.
     if (info?.kind === 'select') this.#foundRowsDebt = null;
     // A statement that uses a table empties the server's warning list.

@@ -44,6 +44,7 @@ export function statusValues(cache: QueryCache, follower: FollowerStatus | null)
     ['Qcache_transactions_deferred', shown(Counter.TRANSACTIONS_DEFERRED)],
     ['Qcache_transactions_in_proxy', shown(Counter.TRANSACTIONS_IN_PROXY)],
     ['Qcache_transaction_conflicts', shown(Counter.TRANSACTION_CONFLICTS)],
+    ['Qcache_commits_deferred', shown(Counter.COMMITS_DEFERRED)],
     ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
     ...BYPASS_NAMES.map(
       (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,

@@ -53,6 +53,18 @@ const cache = createCache();
 const sessions = new Set<ClientSession>();
 let draining = false;
 
+/**
+ * How long a COMMIT the proxy answered may wait for the session's next command to carry it to
+ * the server (see StatementRouter.takeOwedCommit): the server's transaction keeps its read view
+ * and metadata locks until then, and DDL on its tables waits for them.
+ */
+const COMMIT_FLUSH_MS = 10;
+if (cache !== null && cache.deferTransactions) {
+  setInterval(() => {
+    for (const session of sessions) session.flushOwedCommit();
+  }, COMMIT_FLUSH_MS).unref();
+}
+
 // Paused on connect: a session reads its client into a buffer of its own (socket-reads.ts).
 const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => {
   if (draining) {

@@ -161,6 +161,63 @@ describe('transactions begun by the proxy', () => {
       await step(a, 'COMMIT');
     }));
 
+  test('a COMMIT after reads only is answered at once and reaches the server with what follows', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      await a.query(READ_T);
+      await a.query('BEGIN');
+      await a.query('COMMIT');
+      await run.baseline();
+      const commits = await serverCount('Com_commit');
+      await step(a, 'BEGIN');
+      await step(a, 'SELECT v FROM t WHERE id = 3');
+      await step(a, READ_T);
+      await step(a, 'COMMIT');
+      // What COMMIT left: the server's COMMIT went first.
+      await step(a, 'SELECT ROW_COUNT()');
+      await step(a, 'SELECT @@in_transaction');
+      await run.expect({ commits_deferred: 1, transactions_deferred: 1 }, 'COMMIT answered');
+      if (run.isProxy) {
+        run.check((await serverCount('Com_commit')) === commits + 1, 'the server committed');
+      }
+      // After a write the COMMIT is the server's: its answer is the one that counts.
+      await step(a, 'BEGIN');
+      await step(a, 'SELECT v FROM t WHERE id = 1');
+      await step(a, "UPDATE t SET v = 'uno' WHERE id = 1");
+      await step(a, 'COMMIT');
+      await a.query(READ_T);
+      await run.expect({ commits_deferred: 0 }, 'a transaction that wrote');
+    }));
+
+  test('a COMMIT answered for a session that then idles reaches the server: DDL does not wait', async () => {
+    await runStatements(proxy.host, proxy.port, TABLES);
+    await proxy.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    const a = await proxy.connect(0, login);
+    const ddl = await proxy.connect(1, login);
+    try {
+      for (const sql of [READ_T, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
+      const before = await proxy.counters();
+      await rowsThrough(a, 'BEGIN');
+      await rowsThrough(a, 'SELECT v FROM t WHERE id = 2');
+      await rowsThrough(a, 'COMMIT');
+      const after = await proxy.counters();
+      assert.equal(after.get('commits_deferred')! - before.get('commits_deferred')!, 1);
+      // A metadata lock A's transaction still held would make this fail after 5 s.
+      await rowsThrough(ddl, 'SET SESSION lock_wait_timeout = 5');
+      assert.equal(replyError(await ddl.query('ALTER TABLE t ADD COLUMN extra INT')), null);
+      assert.deepEqual(
+        await rowsThrough(ddl, `SELECT COUNT(*) FROM information_schema.INNODB_TRX`),
+        [['0']],
+        'no transaction left open on the server',
+      );
+      assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'one', null]);
+    } finally {
+      a.close();
+      ddl.close();
+    }
+  });
+
   test('READ ONLY: a write inside gets the server’s own error', () =>
     scenario(async (run) => {
       const a = await run.session('A', { worker: 1 });

@@ -54,6 +54,7 @@ export type CounterName =
   | 'transactions_deferred'
   | 'transactions_in_proxy'
   | 'transaction_conflicts'
+  | 'commits_deferred'
   | `bypass_${(typeof BYPASS_REASONS)[number]}`;
 
 export type Deltas = Partial<Record<CounterName, number>>;
