@@ -36,5 +36,5 @@ for r in $(seq 1 $rounds); do
   done
 done
 for name in new base; do
-  echo "$name: $(mariadb -h127.0.0.1 -P${port[$name]} -uroot -Nse "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Qcache_trans%' OR Variable_name = 'Qcache_commits_deferred'" | tr '\n\t' '  ')"
+  echo "$name: $(mariadb -h127.0.0.1 -P${port[$name]} -uroot -Nse "SHOW GLOBAL STATUS LIKE 'Qcache_%'" | grep -E 'transaction|commits_deferred' | tr '\n\t' '  ')"
 done
