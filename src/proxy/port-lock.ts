@@ -139,17 +139,34 @@ export function listenerOf(port: number): string | null {
   return null;
 }
 
+/**
+ * How long a refused start looks for who holds the port. Another nicecache starting at the same
+ * moment holds it first with a plain bind (step 1), then with its lock, and between the two
+ * neither may be seen for a moment: asked again shortly, it answers.
+ */
+const IDENTIFY_FOR_MS = 1000;
+const IDENTIFY_EVERY_MS = 20;
+
 async function refusal(host: string, port: number, cause: Error): Promise<PortInUseError> {
-  const holder = process.platform === 'linux' ? await askHolder(port) : null;
-  if (holder !== null) {
-    return new PortInUseError(
-      `port ${port} is already served by ${describe(holder)}; stop it first, or give this one another --listen port`,
-    );
+  const deadline = Date.now() + IDENTIFY_FOR_MS;
+  for (;;) {
+    const holder = process.platform === 'linux' ? await askHolder(port) : null;
+    if (holder !== null) {
+      return new PortInUseError(
+        `port ${port} is already served by ${describe(holder)}; stop it first, or give this one another --listen port`,
+      );
+    }
+    const owner = process.platform === 'linux' ? listenerOf(port) : null;
+    if (owner !== null) {
+      return new PortInUseError(
+        `cannot listen on ${host}:${port}: the port is already in use by ${owner}`,
+      );
+    }
+    if (process.platform !== 'linux' || Date.now() >= deadline) {
+      return new PortInUseError(`cannot listen on ${host}:${port}: ${cause.message}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, IDENTIFY_EVERY_MS));
   }
-  const owner = process.platform === 'linux' ? listenerOf(port) : null;
-  return new PortInUseError(
-    `cannot listen on ${host}:${port}: ${owner === null ? cause.message : `the port is already in use by ${owner}`}`,
-  );
 }
 
 /**
