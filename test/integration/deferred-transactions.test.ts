@@ -60,6 +60,19 @@ async function serverCount(name: string): Promise<number> {
   }
 }
 
+/**
+ * Session A on worker 0 with READ_T cached and the server's replies to its BEGIN and COMMIT
+ * known (so its next BEGIN can be the proxy's), counting from here.
+ */
+async function sessionThatBegan(run: Run): Promise<Session> {
+  const a = await run.session('A', { worker: 0 });
+  await a.query(READ_T);
+  await a.query('BEGIN');
+  await a.query('COMMIT');
+  await run.baseline();
+  return a;
+}
+
 async function rowsThrough(client: RawClient, sql: string): Promise<Array<Array<string | null>>> {
   const reply = await client.query(sql);
   const error = replyError(reply);
@@ -129,11 +142,7 @@ describe('transactions begun by the proxy', () => {
 
   test('the first statement the cache cannot answer starts the transaction on the server', () =>
     scenario(async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(READ_T);
-      await a.query('BEGIN');
-      await a.query('COMMIT');
-      await run.baseline();
+      const a = await sessionThatBegan(run);
       // A miss first: the client's own BEGIN goes first, then the statement.
       await step(a, 'BEGIN');
       await step(a, 'SELECT v FROM t WHERE id = 2');
@@ -163,11 +172,7 @@ describe('transactions begun by the proxy', () => {
 
   test('a COMMIT after reads only is answered at once and reaches the server with what follows', () =>
     scenario(async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(READ_T);
-      await a.query('BEGIN');
-      await a.query('COMMIT');
-      await run.baseline();
+      const a = await sessionThatBegan(run);
       const commits = await serverCount('Com_commit');
       await step(a, 'BEGIN');
       await step(a, 'SELECT v FROM t WHERE id = 3');
@@ -235,11 +240,7 @@ describe('transactions begun by the proxy', () => {
 
   test('diagnostics after a BEGIN or COMMIT the proxy answered are the server’s', () =>
     scenario(async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(READ_T);
-      await a.query('BEGIN');
-      await a.query('COMMIT');
-      await run.baseline();
+      const a = await sessionThatBegan(run);
       // A warning, then BEGIN: the warning is gone.
       await a.queryThenDiagnostics("SELECT CAST('7x' AS SIGNED)");
       await step(a, 'BEGIN');
@@ -266,11 +267,7 @@ describe('transactions begun by the proxy', () => {
 
   test('isolation levels and session states it does not begin transactions in', () =>
     scenario(async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(READ_T);
-      await a.query('BEGIN');
-      await a.query('COMMIT');
-      await run.baseline();
+      const a = await sessionThatBegan(run);
       await a.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
       await a.query(READ_T);
       await a.query('COMMIT');
