@@ -391,7 +391,7 @@ export class ClientSession {
         if (owed !== null) {
           opened = true;
           this.#backend.cork();
-          this.#sendOpening(owed);
+          this.#sendAhead(owed);
         }
       }
       switch (route.action) {
@@ -431,7 +431,7 @@ export class ClientSession {
             // All in one write: corks nest, so this holds inside a corked read too.
             if (!opened) this.#backend.cork();
             opened = true;
-            this.#sendOpening(route.opening);
+            this.#sendAhead(route.opening);
           }
       }
     }
@@ -480,7 +480,7 @@ export class ClientSession {
    * A transaction command of the proxy's own right before the command it precedes (a start, or
    * a COMMIT owed), without waiting for its reply: the command follows in the same write.
    */
-  #sendOpening(payload: Buffer): void {
+  #sendAhead(payload: Buffer): void {
     this.#pending.push({
       tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, Command.QUERY),
       plan: null,
@@ -710,7 +710,9 @@ export class ClientSession {
     if (pending.internal === 'discard') {
       const { answer, rollback } = router.acceptDiscarded(plan, tracker);
       if (rollback !== null) this.#sendInternal('transaction', rollback);
+      // Never left without a reply: with nothing to say, the connection ends.
       if (answer.length > 0) this.#answer(answer);
+      else this.close();
       return;
     }
     if (pending.internal !== null || plan === null) return;
