@@ -29,7 +29,7 @@ const POLL_MS = 20;
 /** Reads after the first fresh one, each of which must be fresh too. */
 const CONFIRMING_READS = 5;
 const READER = 'nc_binlog_reader';
-/** The proxy's admin account: what the README asks for, and nothing more. */
+/** The proxy's admin account: only what the README says is required (no EVENT, no PROCESS). */
 const FOLLOWER_USER = 'nc_binlog_follower';
 const FOLLOWER = `'${FOLLOWER_USER}'@'%'`;
 
