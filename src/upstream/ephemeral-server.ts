@@ -69,6 +69,9 @@ const PORT_ATTEMPTS = 3;
 
 /** Runs in the server before it accepts connections, so a greeting means the setup is done. */
 const INIT_SQL = [
+  // It runs at every start: with log_bin, a restart would log it (an account statement, which a
+  // binlog follower must treat as invalidating everything) as if a client had sent it.
+  'SET SESSION sql_log_bin = 0;',
   'CREATE DATABASE IF NOT EXISTS test;',
   // With --skip-name-resolve a TCP client is 127.0.0.1, never 'localhost'.
   "CREATE USER IF NOT EXISTS root@'127.0.0.1' IDENTIFIED BY '';",

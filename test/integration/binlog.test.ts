@@ -1043,6 +1043,7 @@ describe('the server restarts', () => {
       await freshTable(t);
       const old = await cached(read, client, client);
       const reconnects = Number(await statusValue('Nicecache_binlog_reconnects', client));
+      const everything = await statusValue('Nicecache_binlog_invalidations_all', client);
       await server.restart();
       // Before the follower has found the server again (it retries after 100 ms and more).
       direct = await connectTo(server.port);
@@ -1053,6 +1054,10 @@ describe('the server restarts', () => {
       const truth = await becomesFresh(read, old, client);
       assert.equal(await cached(read, client, client), truth, 'hits resume, with the new rows');
       assert.ok(Number(await statusValue('Nicecache_binlog_reconnects', client)) > reconnects);
+      // It resumed from its GTID position (the restarted server still has it): the write was
+      // read from the log, not covered by invalidating everything.
+      assert.equal(await statusValue('Nicecache_binlog_invalidations_all', client), everything);
+      assert.doesNotMatch(solo.log(), /cannot resume/);
     } finally {
       await client.end().catch(() => {});
       await solo.stop();
