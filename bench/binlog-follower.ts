@@ -11,9 +11,15 @@
  *    for each, the time from the UPDATE's reply to the moment the registry word of its table
  *    moves, watched from the main thread (setImmediate polling, a few µs apart). Negative: the
  *    follower saw the commit before the client had its reply.
+ * 3. Lag under sysbench: oltp_read_write sent directly to the server while oltp_read_only reads
+ *    through the proxy (its worker serving hits and misses), the same lag samples taken one after
+ *    another for as long as the write load runs.
  *
- *   node bench/binlog-follower.ts [updates, default 100000] [samples, default 500]
+ *   node bench/binlog-follower.ts [updates, default 100000] [samples, default 500] [oltp seconds, default 20; 0 skips 3]
+ *
+ * OLTP_THREADS (default 2) for each of the two sysbench runs, OLTP_TABLE_SIZE (default 10000).
  */
+import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { startProxy } from '../src/proxy/proxy-server.ts';
 import { createLogger } from '../src/proxy/log.ts';
@@ -22,6 +28,9 @@ import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
 
 const UPDATES = Number(process.argv[2] ?? 100_000);
 const SAMPLES = Number(process.argv[3] ?? 500);
+const OLTP_SECONDS = Number(process.argv[4] ?? 20);
+const OLTP_THREADS = Number(process.env['OLTP_THREADS'] ?? 2);
+const OLTP_TABLE_SIZE = Number(process.env['OLTP_TABLE_SIZE'] ?? 10_000);
 const CONNECTIONS = 4;
 /** Statements in flight per connection. */
 const PIPELINE = 32;
@@ -134,18 +143,21 @@ console.log(
 );
 
 // --- 2. lag: reply → registry word moved -------------------------------------------------------
-const lagSlot = registry.slotOf(`${DB}.lag`);
+const lagSlots = Int32Array.of(registry.slotOf(`${DB}.lag`));
 const sampler = await connect();
 
-async function sampleLag(samples: number): Promise<number[]> {
+/** `samples` lags, or as many as can be taken before `running()` turns false. */
+async function sampleLag(samples: number, running: () => boolean = () => true): Promise<number[]> {
   const lags: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    await until(() => registry.inFlight(lagSlot) === 0);
+  for (let i = 0; i < samples && running(); i++) {
+    // Nothing in flight: a result of the table read now could be stored and served.
+    await until(() => registry.isFresh(lagSlots, registry.sequence(), registry.sequence()));
     const seq = registry.sequence();
     let movedAt = NaN;
     // The watcher runs beside the UPDATE: the follower may see the commit before the reply.
     const watcher = (async () => {
-      await until(() => registry.writtenSince(lagSlot, seq));
+      // The table's word, or everything's (a commit read while the catalog reloads after DDL).
+      await until(() => !registry.isFresh(lagSlots, seq, seq));
       movedAt = performance.now();
     })();
     await run(`UPDATE ${DB}.lag SET v = v + 1 WHERE id = ${(i % 1000) + 1}`, sampler);
@@ -171,6 +183,72 @@ console.log(
   `lag under a direct write load (2 connections × ${PIPELINE} pipelined UPDATEs of another table): ` +
     `p50 ${percentile(loaded, 50)} ms, p99 ${percentile(loaded, 99)} ms, max ${percentile(loaded, 100)} ms`,
 );
+
+// --- 3. lag under oltp_read_write sent directly, oltp_read_only through the proxy -------------
+
+interface SysbenchRun {
+  done: Promise<string>;
+  running: () => boolean;
+}
+
+/** sysbench `test` `command` against `port`, its output once it ends. */
+function sysbench(test: string, port: number, command: string, extra: string[] = []): SysbenchRun {
+  const child = spawn(
+    'sysbench',
+    [
+      test,
+      '--db-driver=mysql',
+      '--mysql-host=127.0.0.1',
+      `--mysql-port=${port}`,
+      '--mysql-user=root',
+      '--mysql-db=sbtest',
+      '--tables=1',
+      `--table-size=${OLTP_TABLE_SIZE}`,
+      '--db-ps-mode=disable',
+      ...extra,
+      command,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  let running = true;
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const done = new Promise<string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      running = false;
+      if (code === 0) resolve(output);
+      else reject(new Error(`sysbench ${test} ${command} exited with ${code}:\n${output}`));
+    });
+  });
+  return { done, running: () => running };
+}
+
+const tps = (output: string): string =>
+  /transactions:\s+\d+\s+\(([\d.]+) per sec/.exec(output)?.[1] ?? '?';
+
+if (OLTP_SECONDS > 0) {
+  await run('CREATE DATABASE sbtest');
+  await sysbench('oltp_read_write', server.port, 'prepare').done;
+  // Its DDL makes the catalog reload; commits read meanwhile invalidate everything. Not measured.
+  await sampleLag(20);
+  const load = [`--threads=${OLTP_THREADS}`, `--time=${OLTP_SECONDS}`];
+  const writes = sysbench('oltp_read_write', server.port, 'run', load);
+  const reads = sysbench('oltp_read_only', proxy.port, 'run', load);
+  const everything = (): string =>
+    status.rows().find(([name]) => name === 'Nicecache_binlog_invalidations_all')![1];
+  const everythingBefore = everything();
+  const underOltp = await sampleLag(Number.MAX_SAFE_INTEGER, writes.running);
+  const [written, read] = await Promise.all([writes.done, reads.done]);
+  console.log(
+    `lag under oltp_read_write sent directly (${OLTP_THREADS} threads, ${tps(written)} tps) while ` +
+      `oltp_read_only reads through the proxy (${OLTP_THREADS} threads, ${tps(read)} tps), ` +
+      `${underOltp.length} samples: p50 ${percentile(underOltp, 50)} ms, ` +
+      `p99 ${percentile(underOltp, 99)} ms, max ${percentile(underOltp, 100)} ms; ` +
+      `the follower invalidated everything ${Number(everything()) - Number(everythingBefore)} times meanwhile`,
+  );
+}
 
 for (const connection of [setup, sampler]) connection.close();
 await proxy.close();

@@ -40,7 +40,13 @@ export interface EphemeralServer {
   directory: string;
   datadir: string;
   socket: string;
+  /** The running mariadbd's; a restart changes it. */
   pid: number;
+  /**
+   * Shuts the server down cleanly and starts it again on the same data directory and port, as
+   * an operator's restart does: connections are cut, the data (and binary log) remain.
+   */
+  restart(): Promise<void>;
   /** Shuts the server down (SIGKILL if it takes too long) and removes its directory. */
   stop(): Promise<void>;
 }
@@ -63,6 +69,9 @@ const PORT_ATTEMPTS = 3;
 
 /** Runs in the server before it accepts connections, so a greeting means the setup is done. */
 const INIT_SQL = [
+  // It runs at every start: with log_bin, a restart would log it (an account statement, which a
+  // binlog follower must treat as invalidating everything) as if a client had sent it.
+  'SET SESSION sql_log_bin = 0;',
   'CREATE DATABASE IF NOT EXISTS test;',
   // With --skip-name-resolve a TCP client is 127.0.0.1, never 'localhost'.
   "CREATE USER IF NOT EXISTS root@'127.0.0.1' IDENTIFIED BY '';",
@@ -122,7 +131,13 @@ export async function startEphemeralServer(
       ];
       const launch = await launchServer(mariadbd, args, port, directory, deadline, options.log);
       if (launch.kind === 'running') {
-        return describeServer(launch.server, port, directory, datadir, socket);
+        const relaunch = async (): Promise<RunningChild> => {
+          const timeout = Date.now() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+          const again = await launchServer(mariadbd, args, port, directory, timeout, options.log);
+          if (again.kind === 'running') return again.server;
+          throw new Error(`mariadbd did not restart: ${again.reason}\n${again.output}`);
+        };
+        return describeServer(launch.server, relaunch, port, directory, datadir, socket);
       }
       // Another process may take the port between our probe and the server's bind.
       const portTaken = /address already in use|bind on tcp\/ip port/i.test(launch.output);
@@ -384,31 +399,36 @@ async function launchServer(
 }
 
 function describeServer(
-  running: RunningChild,
+  first: RunningChild,
+  relaunch: () => Promise<RunningChild>,
   port: number,
   directory: string,
   datadir: string,
   socket: string,
 ): EphemeralServer {
-  const { child, exited } = running;
-  let stopping: Promise<void> | undefined;
-  const stop = async (): Promise<void> => {
+  let running = first;
+  const shutDown = async (): Promise<void> => {
+    const { child, exited } = running;
     if (!hasExited(child)) {
       child.kill('SIGTERM');
       // Cancelled once the server is gone, so the timer never delays the caller's exit.
       const timeout = new AbortController();
-      const shutDown = await Promise.race([
+      const done = await Promise.race([
         exited.then(() => true),
         delay(STOP_TIMEOUT_MS, false, { signal: timeout.signal }).catch(() => true),
       ]);
       timeout.abort();
-      if (!shutDown) child.kill('SIGKILL');
+      if (!done) child.kill('SIGKILL');
       await exited;
     }
     untrack(child);
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = async (): Promise<void> => {
+    await shutDown();
     await rm(directory, { recursive: true, force: true });
   };
-  return {
+  const server: EphemeralServer = {
     host: '127.0.0.1',
     port,
     user: 'root',
@@ -417,9 +437,16 @@ function describeServer(
     directory,
     datadir,
     socket,
-    pid: child.pid!,
+    pid: first.child.pid!,
+    restart: async () => {
+      if (stopping !== undefined) throw new Error('the server was stopped');
+      await shutDown();
+      running = await relaunch();
+      server.pid = running.child.pid!;
+    },
     stop: () => (stopping ??= stop()),
   };
+  return server;
 }
 
 // --- cleanup when the caller's process ends ---------------------------------------------------

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 import mariadb from 'mariadb';
+import type { Connection } from 'mariadb';
 import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 
 function ourTempDirectories(): string[] {
@@ -38,6 +39,38 @@ void test('serves the given options over TCP and leaves nothing behind after sto
     await server.stop();
   }
 
+  assert.throws(() => process.kill(server.pid, 0), { code: 'ESRCH' });
+  assert.equal(existsSync(server.directory), false);
+});
+
+void test('restart: a new process on the same port and data, and stop still cleans up', async () => {
+  const server = await startEphemeralServer();
+  const connect = (): Promise<Connection> =>
+    mariadb.createConnection({
+      host: server.host,
+      port: server.port,
+      user: server.user,
+      password: server.password,
+      database: server.database,
+    });
+  try {
+    const before = await connect();
+    await before.query('CREATE TABLE kept (id INT PRIMARY KEY) ENGINE=InnoDB');
+    await before.query('INSERT INTO kept VALUES (1)');
+    await before.end();
+    const firstPid = server.pid;
+    await server.restart();
+    assert.notEqual(server.pid, firstPid);
+    assert.throws(() => process.kill(firstPid, 0), { code: 'ESRCH' });
+    const after = await connect();
+    try {
+      assert.deepEqual(await after.query('SELECT id FROM kept'), [{ id: 1 }]);
+    } finally {
+      await after.end();
+    }
+  } finally {
+    await server.stop();
+  }
   assert.throws(() => process.kill(server.pid, 0), { code: 'ESRCH' });
   assert.equal(existsSync(server.directory), false);
 });
