@@ -66,11 +66,6 @@ const RESTART_MAX_DELAY_MS = 30_000;
 const YOUNG_GENERATION_MB = 8;
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
-  // Workers' heaps hold the cache's entries and churn through every miss's garbage. V8's
-  // defaults let a heap grow far past what is live (a 64 MB cache left the process 270 MB
-  // larger); optimizing for size and a small young generation keep it within the budget plus
-  // about 10 MB (bench/cache-memory.ts). Flags set here apply to the isolates created after.
-  setFlagsFromString('--optimize-for-size');
   const lock = await acquirePortLock(options.host, options.port, (port) => ({
     pid: process.pid,
     listen: `${options.host}:${port}`,
@@ -91,6 +86,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await lock.release();
     throw error;
   }
+  // Workers' heaps hold the cache's entries and churn through every miss's garbage. V8's
+  // defaults let a heap grow far past what is live (a 64 MB cache left the process 270 MB
+  // larger); optimizing for size and a small young generation keep it within the budget plus
+  // about 10 MB (bench/cache-memory.ts). Flags set here apply to the isolates created after.
+  // Only once the start checks have passed: a flag changed while the main thread's startup
+  // code is still being compiled in the background left a start that failed right after it
+  // hung in process.exit now and then (V8's platform waiting on a worker thread: seen in 3 of
+  // 25 refused starts).
+  setFlagsFromString('--optimize-for-size');
   // Two accounting regions per worker: a replacement starts on the spare one while the dead
   // worker's region is still being released. One more for the binlog follower.
   const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers + 1);
