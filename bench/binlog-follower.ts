@@ -23,7 +23,7 @@ import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { startProxy } from '../src/proxy/proxy-server.ts';
 import { createLogger } from '../src/proxy/log.ts';
-import { startEphemeralServer } from '../src/upstream/ephemeral-server.ts';
+import { BENCH_DB, counterTable, startLogBinServer } from './binlog-bench-server.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
 
 const UPDATES = Number(process.argv[2] ?? 100_000);
@@ -34,17 +34,9 @@ const OLTP_TABLE_SIZE = Number(process.env['OLTP_TABLE_SIZE'] ?? 10_000);
 const CONNECTIONS = 4;
 /** Statements in flight per connection. */
 const PIPELINE = 32;
-const DB = 'nc_binlog_bench';
+const DB = BENCH_DB;
 
-const server = await startEphemeralServer({
-  serverOptions: {
-    log_bin: 'binlog',
-    server_id: 1,
-    binlog_format: 'ROW',
-    sync_binlog: 0,
-    innodb_flush_log_at_trx_commit: 0,
-  },
-});
+const server = await startLogBinServer();
 const backend = { host: '127.0.0.1', port: server.port };
 const connect = (): Promise<MysqlConnection> =>
   MysqlConnection.connect({ ...backend, user: 'root', password: '', database: null });
@@ -56,10 +48,7 @@ async function run(sql: string, on = setup): Promise<void> {
 }
 await run(`CREATE DATABASE ${DB}`);
 for (const table of ['t', 'lag', 'noise']) {
-  await run(`CREATE TABLE ${DB}.${table} (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`);
-  await run(
-    `INSERT INTO ${DB}.${table} WITH RECURSIVE n (id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < 1000) SELECT id, 0 FROM n`,
-  );
+  for (const sql of counterTable(table)) await run(sql);
 }
 
 const proxy = await startProxy({

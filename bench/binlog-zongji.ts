@@ -10,23 +10,15 @@
  */
 import { Worker } from 'node:worker_threads';
 import ZongJi from '@vlasky/zongji';
-import { startEphemeralServer } from '../src/upstream/ephemeral-server.ts';
+import { BENCH_DB, counterTable, startLogBinServer } from './binlog-bench-server.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
 
 const UPDATES = Number(process.argv[2] ?? 100_000);
 const CONNECTIONS = 4;
 const PIPELINE = 32;
-const DB = 'nc_binlog_bench';
+const DB = BENCH_DB;
 
-const server = await startEphemeralServer({
-  serverOptions: {
-    log_bin: 'binlog',
-    server_id: 1,
-    binlog_format: 'ROW',
-    sync_binlog: 0,
-    innodb_flush_log_at_trx_commit: 0,
-  },
-});
+const server = await startLogBinServer();
 try {
   const setup = await MysqlConnection.connect({
     host: '127.0.0.1',
@@ -35,11 +27,7 @@ try {
     password: '',
     database: null,
   });
-  for (const sql of [
-    `CREATE DATABASE ${DB}`,
-    `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
-    `INSERT INTO ${DB}.t WITH RECURSIVE n (id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < 1000) SELECT id, 0 FROM n`,
-  ]) {
+  for (const sql of [`CREATE DATABASE ${DB}`, ...counterTable('t')]) {
     const result = await setup.query(sql);
     if (result.error) throw new Error(`${sql}: ${result.error.message}`);
   }

@@ -1,0 +1,29 @@
+/**
+ * What the binlog benchmarks share: a throwaway MariaDB with a ROW binary log and the
+ * durability settings a benchmark wants (no fsync per commit), and the tables of counters
+ * their write load updates.
+ */
+import { startEphemeralServer } from '../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../src/upstream/ephemeral-server.ts';
+
+export const BENCH_DB = 'nc_binlog_bench';
+
+export function startLogBinServer(): Promise<EphemeralServer> {
+  return startEphemeralServer({
+    serverOptions: {
+      log_bin: 'binlog',
+      server_id: 1,
+      binlog_format: 'ROW',
+      sync_binlog: 0,
+      innodb_flush_log_at_trx_commit: 0,
+    },
+  });
+}
+
+/** A table of BENCH_DB with 1000 counters at 0, the rows the write load updates. */
+export function counterTable(table: string): string[] {
+  return [
+    `CREATE TABLE ${BENCH_DB}.${table} (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+    `INSERT INTO ${BENCH_DB}.${table} WITH RECURSIVE n (id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n WHERE id < 1000) SELECT id, 0 FROM n`,
+  ];
+}
