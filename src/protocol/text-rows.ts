@@ -11,11 +11,14 @@ export function readTextRows(
   packets: Buffer[],
   deprecateEof: boolean,
 ): Array<Array<string | null>> {
-  const header = packets[0];
-  if (header === undefined || header[0] === PacketHeader.OK) return [];
+  // The OKs of statements before it, when several were sent in one query.
+  let first = 0;
+  while (packets[first]?.[0] === PacketHeader.OK) first++;
+  const header = packets[first];
+  if (header === undefined) return [];
   const columns = readLenencInt(header, 0);
   if (columns === null) throw new Error('malformed result set header');
-  let index = 1 + columns.value + (deprecateEof ? 0 : 1);
+  let index = first + 1 + columns.value + (deprecateEof ? 0 : 1);
   const rows: Array<Array<string | null>> = [];
   for (; index < packets.length; index++) {
     const row = packets[index]!;
