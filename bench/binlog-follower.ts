@@ -7,10 +7,13 @@
  * 1. Throughput: UPDATES single-row UPDATEs sent directly to the server, pipelined on several
  *    connections; the follower's main-thread CPU divided by the events it read, and its
  *    events/s from the first write until it has read the last transaction.
- * 2. Lag: SAMPLES single-row UPDATEs one at a time, idle and then under a background write load;
+ * 2. Lag: SAMPLES single-row UPDATEs one at a time, idle (one right after another, then with
+ *    SPARSE_GAP_MS between them) and then under a background write load;
  *    for each, the time from the UPDATE's reply to the moment the registry word of its table
  *    moves, watched from the main thread (setImmediate polling, a few µs apart). Negative: the
- *    follower saw the commit before the client had its reply.
+ *    follower saw the commit before the client had its reply. Then how long the table stays
+ *    uncacheable: from the reply until the server has confirmed the commit visible and the
+ *    follower has released the table.
  * 3. Lag under sysbench: oltp_read_write sent directly to the server while oltp_read_only reads
  *    through the proxy (its worker serving hits and misses), the same lag samples taken one after
  *    another for as long as the write load runs.
@@ -34,6 +37,8 @@ const OLTP_TABLE_SIZE = Number(process.env['OLTP_TABLE_SIZE'] ?? 10_000);
 const CONNECTIONS = 4;
 /** Statements in flight per connection. */
 const PIPELINE = 32;
+/** The pause between the sparse samples' writes: longer than the follower's tick. */
+const SPARSE_GAP_MS = 40;
 const DB = BENCH_DB;
 
 const server = await startLogBinServer();
@@ -111,6 +116,7 @@ function writer(
 await until(() => registry.writesElsewhereSeen());
 const transactionsBefore = status.transactions;
 const eventsBefore = status.events;
+const throughputChecksBefore = status.visibilityChecks;
 const cpuBefore = process.threadCpuUsage();
 const startedAt = performance.now();
 await writer('t', UPDATES, CONNECTIONS).done;
@@ -128,19 +134,36 @@ console.log(
   `  follower: ${((events / (caughtUpAt - startedAt)) * 1000).toFixed(0)} events/s, ` +
     `${((UPDATES / (caughtUpAt - startedAt)) * 1000).toFixed(0)} transactions/s; ` +
     `main-thread CPU ${cpuMs.toFixed(0)} ms = ${((cpuMs * 1000) / events).toFixed(2)} µs per event, ` +
-    `${((cpuMs * 1000) / UPDATES).toFixed(2)} µs per transaction`,
+    `${((cpuMs * 1000) / UPDATES).toFixed(2)} µs per transaction; ` +
+    `${status.visibilityChecks - throughputChecksBefore} visibility checks`,
 );
 
 // --- 2. lag: reply → registry word moved -------------------------------------------------------
 const lagSlots = Int32Array.of(registry.slotOf(`${DB}.lag`));
 const sampler = await connect();
 
+interface LagSamples {
+  /** Reply → the table's word moved (no worker serves it from then on), sorted. */
+  lags: number[];
+  /** Reply → the table released again (results of it may be stored again), sorted. */
+  uncacheable: number[];
+}
+
+const nothingInFlight = (): boolean =>
+  registry.isFresh(lagSlots, registry.sequence(), registry.sequence());
+
 /** `samples` lags, or as many as can be taken before `running()` turns false. */
-async function sampleLag(samples: number, running: () => boolean = () => true): Promise<number[]> {
+async function sampleLag(
+  samples: number,
+  running: () => boolean = () => true,
+  gapMs = 0,
+): Promise<LagSamples> {
   const lags: number[] = [];
+  const uncacheable: number[] = [];
   for (let i = 0; i < samples && running(); i++) {
     // Nothing in flight: a result of the table read now could be stored and served.
-    await until(() => registry.isFresh(lagSlots, registry.sequence(), registry.sequence()));
+    await until(nothingInFlight);
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
     const seq = registry.sequence();
     let movedAt = NaN;
     // The watcher runs beside the UPDATE: the follower may see the commit before the reply.
@@ -153,24 +176,46 @@ async function sampleLag(samples: number, running: () => boolean = () => true): 
     const repliedAt = performance.now();
     await watcher;
     lags.push(movedAt - repliedAt);
+    await until(nothingInFlight);
+    uncacheable.push(performance.now() - repliedAt);
   }
-  return lags.sort((a, b) => a - b);
+  const order = (a: number, b: number): number => a - b;
+  return { lags: lags.sort(order), uncacheable: uncacheable.sort(order) };
 }
 
 const percentile = (sorted: number[], p: number): string =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!.toFixed(2);
 
+const spread = (sorted: number[]): string =>
+  `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${percentile(sorted, 100)} ms`;
+
+/** The samples' two distributions, and the visibility checks the follower made meanwhile. */
+function describeSamples(samples: LagSamples, checks: number): string {
+  return (
+    `${spread(samples.lags)}; uncacheable after the reply for ${spread(samples.uncacheable)} ` +
+    `(${checks} visibility checks)`
+  );
+}
+
+let checksBefore = status.visibilityChecks;
 const idle = await sampleLag(SAMPLES);
 console.log(
-  `lag idle (${SAMPLES} samples): p50 ${percentile(idle, 50)} ms, p99 ${percentile(idle, 99)} ms, max ${percentile(idle, 100)} ms`,
+  `lag idle, one write after another (${SAMPLES} samples): ${describeSamples(idle, status.visibilityChecks - checksBefore)}`,
+);
+checksBefore = status.visibilityChecks;
+const sparse = await sampleLag(SAMPLES, undefined, SPARSE_GAP_MS);
+console.log(
+  `lag idle, ${SPARSE_GAP_MS} ms between writes (${SAMPLES} samples): ${describeSamples(sparse, status.visibilityChecks - checksBefore)}`,
 );
 const noise = writer('noise', 0, 2);
+checksBefore = status.visibilityChecks;
 const loaded = await sampleLag(SAMPLES);
+const loadedChecks = status.visibilityChecks - checksBefore;
 noise.stop();
 await noise.done;
 console.log(
   `lag under a direct write load (2 connections × ${PIPELINE} pipelined UPDATEs of another table): ` +
-    `p50 ${percentile(loaded, 50)} ms, p99 ${percentile(loaded, 99)} ms, max ${percentile(loaded, 100)} ms`,
+    describeSamples(loaded, loadedChecks),
 );
 
 // --- 3. lag under oltp_read_write sent directly, oltp_read_only through the proxy -------------
@@ -228,13 +273,14 @@ if (OLTP_SECONDS > 0) {
   const everything = (): string =>
     status.rows().find(([name]) => name === 'Nicecache_binlog_invalidations_all')![1];
   const everythingBefore = everything();
+  const oltpChecksBefore = status.visibilityChecks;
   const underOltp = await sampleLag(Number.MAX_SAFE_INTEGER, writes.running);
+  const oltpChecks = status.visibilityChecks - oltpChecksBefore;
   const [written, read] = await Promise.all([writes.done, reads.done]);
   console.log(
     `lag under oltp_read_write sent directly (${OLTP_THREADS} threads, ${tps(written)} tps) while ` +
       `oltp_read_only reads through the proxy (${OLTP_THREADS} threads, ${tps(read)} tps), ` +
-      `${underOltp.length} samples: p50 ${percentile(underOltp, 50)} ms, ` +
-      `p99 ${percentile(underOltp, 99)} ms, max ${percentile(underOltp, 100)} ms; ` +
+      `${underOltp.lags.length} samples: ${describeSamples(underOltp, oltpChecks)}; ` +
       `the follower invalidated everything ${Number(everything()) - Number(everythingBefore)} times meanwhile`,
   );
 }

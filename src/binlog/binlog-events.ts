@@ -225,3 +225,10 @@ export function readGtidEvent(
     standalone: (event[EVENT_HEADER_LENGTH + 12]! & GTID_STANDALONE) !== 0,
   };
 }
+
+/** A rotate event's post-header: the offset (8) the next file starts at; then its name. */
+export function readRotateFileName(event: Buffer, bodyEnd: number): string | null {
+  const nameStart = EVENT_HEADER_LENGTH + 8;
+  if (bodyEnd <= nameStart) return null;
+  return event.toString('latin1', nameStart, bodyEnd);
+}

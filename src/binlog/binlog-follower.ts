@@ -12,8 +12,9 @@
  *   cannot be read invalidates everything.
  * - The server writes a transaction to its binary log, and tells its replicas, before the
  *   storage engine makes it visible. So the tables are marked in flight when the commit is
- *   read and released (numbers raised) SETTLE_MS to 2 × SETTLE_MS later: a result read while
- *   the commit was landing is refused, not stored.
+ *   read and released (numbers raised) only once the server confirms that reads starting now
+ *   see it (commit-visibility.ts): a result read while the commit was landing is refused, not
+ *   stored, however long the engine takes.
  * - Health: hits are allowed (one shared word, see InvalidationRegistry.writesElsewhereSeen)
  *   only while the follower streams, has heard from the server within --binlog-max-lag (the
  *   server sends heartbeats when idle) and the last commit it read was no older than the bound.
@@ -49,12 +50,15 @@ import {
   readGtidEvent,
   readQueryEvent,
   readTableId,
+  readRotateFileName,
   readTableMap,
 } from './binlog-events.ts';
 import type { EventHeader, GtidEvent } from './binlog-events.ts';
 import { FollowerState } from './follower-status.ts';
 import type { FollowerStatus } from './follower-status.ts';
 import { GtidPosition } from './gtid-position.ts';
+import { CommitVisibility, binlogCoordinate, binlogFileNumber } from './commit-visibility.ts';
+import type { BinlogCoordinate } from './commit-visibility.ts';
 
 export interface FollowerOptions {
   backend: BackendAddress;
@@ -78,8 +82,18 @@ export interface FollowerOptions {
   givesUp?: (error: Error) => boolean;
 }
 
-/** See the file comment: how long a commit's tables stay in flight after it is read. */
-export const SETTLE_MS = 25;
+/**
+ * The follower's clock: health is looked at every tick, and visibility is checked at most once
+ * per tick (one check in flight at a time): a commit read after a quiet spell is checked at
+ * once, the commits read while a check is due or running wait for the next.
+ */
+export const TICK_MS = 25;
+/**
+ * A check made as a commit is read usually finds the engine not done with it yet: it is asked
+ * once more this soon, not a whole tick later. Only once per spell of waiting, so a steady
+ * stream of commits is checked once per tick.
+ */
+const RECHECK_MS = 2;
 const RECONNECT_FIRST_MS = 100;
 /** Silence this long (heartbeats come every 100 ms at most) means the link is dead. */
 const DEAD_LINK_MS = 2000;
@@ -104,11 +118,17 @@ const HARMLESS_EVENTS: ReadonlySet<number> = new Set([
   EventType.START_ENCRYPTION,
 ]);
 
-/** The marks of commits read within one settle interval. */
+/** The marks of the commits read within one tick, kept until the server shows them visible. */
 class SettleBatch {
   readonly slots: number[] = [];
   everything = 0;
   schemaChanges = 0;
+  /** Where in the binary log its last commit ends. */
+  through: BinlogCoordinate = 0;
+
+  get empty(): boolean {
+    return this.slots.length === 0 && this.everything === 0 && this.schemaChanges === 0;
+  }
 }
 
 /** The transaction being read: from its GTID event to its commit. */
@@ -144,7 +164,20 @@ export class BinlogFollower {
   readonly #slotMemo = new Map<string, Int32Array | typeof EVERYTHING>();
   #slotMemoGeneration = -1;
   #current = new SettleBatch();
-  #previous = new SettleBatch();
+  /** Closed batches, oldest first, waiting for the server to show their commits visible. */
+  readonly #awaiting: SettleBatch[] = [];
+  readonly #spareBatches: SettleBatch[] = [];
+  readonly #visibility: CommitVisibility;
+  #checkingVisibility = false;
+  #lastCheckAt = -Infinity;
+  /** The one quick second check of this spell of waiting has been made. */
+  #rechecked = false;
+  #recheckTimer: NodeJS.Timeout | null = null;
+  #visibilityFailing = false;
+  /** The highest coordinate the server has shown visible. */
+  #visibleThrough: BinlogCoordinate = 0;
+  /** The sequence number of the binlog file being read (from its rotate event). */
+  #fileNumber = 0;
   #streaming = false;
   #everStreamed = false;
   #lastHeardAt = 0;
@@ -166,6 +199,7 @@ export class BinlogFollower {
     this.#options = options;
     this.#registry = options.registry;
     this.#status = options.status;
+    this.#visibility = new CommitVisibility(options);
   }
 
   /** Its counters, as SHOW STATUS shows them. */
@@ -195,7 +229,7 @@ export class BinlogFollower {
 
   #startTicking(): void {
     if (this.#tick !== null) return;
-    this.#tick = setInterval(() => this.#onTick(), SETTLE_MS);
+    this.#tick = setInterval(() => this.#onTick(), TICK_MS);
     this.#tick.unref();
   }
 
@@ -203,9 +237,12 @@ export class BinlogFollower {
     this.#stopped = true;
     if (this.#tick !== null) clearInterval(this.#tick);
     if (this.#reconnectTimer !== null) clearTimeout(this.#reconnectTimer);
+    if (this.#recheckTimer !== null) clearTimeout(this.#recheckTimer);
     this.#dump?.connection.destroy();
     this.#options.catalog.stop();
-    this.#release(this.#previous);
+    this.#visibility.close();
+    for (const batch of this.#awaiting) this.#release(batch);
+    this.#awaiting.length = 0;
     this.#release(this.#current);
   }
 
@@ -351,6 +388,14 @@ export class BinlogFollower {
       return;
     }
     const bodyEnd = event.length - (this.#checksum ? CHECKSUM_LENGTH : 0);
+    if (type === EventType.ROTATE) {
+      // The file the following events are in (the dump starts with one such event too).
+      const name = readRotateFileName(event, bodyEnd);
+      const fileNumber = name === null ? null : binlogFileNumber(name);
+      if (fileNumber === null) this.#corrupt(`a rotate to an unnumbered file '${name ?? ''}'`);
+      else this.#fileNumber = fileNumber;
+      return;
+    }
     if (isRowEvent(type)) {
       const tableId = readTableId(event);
       const table = tableId === null ? undefined : this.#tableIds.get(tableId);
@@ -507,6 +552,7 @@ export class BinlogFollower {
       for (let i = start; i < batch.slots.length; i++) registry.beginWrite(batch.slots[i]!);
       stats?.add(Counter.INVALIDATIONS);
     }
+    batch.through = binlogCoordinate(this.#fileNumber, header.nextPosition);
     const gtid = transaction.gtid;
     if (gtid !== null) {
       this.#position?.advance(gtid.domain, gtid.serverId, gtid.sequence);
@@ -520,6 +566,10 @@ export class BinlogFollower {
     if (this.#healthy && this.#lagMs > this.#options.maxLagMs) this.#updateHealth();
     transaction.reset(null);
     this.#standalone = false;
+    if (!this.#checkingVisibility && performance.now() - this.#lastCheckAt >= TICK_MS) {
+      this.#closeBatch();
+      this.#checkVisibility();
+    }
   }
 
   #slotsOf(table: TableRef): Int32Array | typeof EVERYTHING {
@@ -549,11 +599,64 @@ export class BinlogFollower {
   // --- the main thread's clock ------------------------------------------------------------
 
   #onTick(): void {
-    const settled = this.#previous;
-    this.#release(settled);
-    this.#previous = this.#current;
-    this.#current = settled;
+    this.#closeBatch();
+    if (!this.#checkingVisibility) this.#checkVisibility();
     this.#updateHealth();
+  }
+
+  /** The commits read so far wait for the next check. */
+  #closeBatch(): void {
+    const current = this.#current;
+    if (current.empty) return;
+    this.#awaiting.push(current);
+    this.#current = this.#spareBatches.pop() ?? new SettleBatch();
+    this.#status.unconfirmed = this.#awaiting.length;
+  }
+
+  /** Asks the server how far commits are visible, and releases the batches that are. */
+  #checkVisibility(): void {
+    if (this.#awaiting.length === 0) return;
+    this.#checkingVisibility = true;
+    this.#lastCheckAt = performance.now();
+    this.#visibility.visibleThrough().then(
+      (through) => {
+        this.#checkingVisibility = false;
+        this.#visibilityFailing = false;
+        this.#status.countVisibilityCheck();
+        if (this.#stopped) return;
+        // Lower than before: the binary log was reset (RESET MASTER). What was waiting was
+        // committed in the old log, before the reset: it is released.
+        const reset = through < this.#visibleThrough;
+        this.#visibleThrough = through;
+        const awaiting = this.#awaiting;
+        let released = 0;
+        while (released < awaiting.length && (reset || awaiting[released]!.through <= through)) {
+          const batch = awaiting[released++]!;
+          this.#release(batch);
+          this.#spareBatches.push(batch);
+        }
+        awaiting.splice(0, released);
+        this.#status.unconfirmed = awaiting.length;
+        if (awaiting.length === 0) this.#rechecked = false;
+        else if (!this.#rechecked) {
+          this.#rechecked = true;
+          this.#recheckTimer = setTimeout(() => {
+            this.#recheckTimer = null;
+            if (!this.#checkingVisibility && !this.#stopped) this.#checkVisibility();
+          }, RECHECK_MS);
+          this.#recheckTimer.unref();
+        }
+      },
+      (error: Error) => {
+        this.#checkingVisibility = false;
+        if (this.#stopped || this.#visibilityFailing) return;
+        // Tables stay in flight meanwhile (refused, never stale); said once per failing spell.
+        this.#visibilityFailing = true;
+        this.#options.log.warn(
+          `binlog follower: cannot ask the server which commits are visible (${error.message}); tables written elsewhere are not cached until it can`,
+        );
+      },
+    );
   }
 
   #release(batch: SettleBatch): void {

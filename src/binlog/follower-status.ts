@@ -25,7 +25,9 @@ const INVALIDATIONS_ALL = 5;
 const GTID_DOMAIN = 6;
 const GTID_SERVER = 7;
 const GTID_SEQUENCE = 8;
-const WORDS = 9;
+const VISIBILITY_CHECKS = 9;
+const UNCONFIRMED = 10;
+const WORDS = 11;
 
 export class FollowerStatus {
   readonly buffer: SharedArrayBuffer;
@@ -66,6 +68,15 @@ export class FollowerStatus {
     this.#words[INVALIDATIONS_ALL]!++;
   }
 
+  countVisibilityCheck(): void {
+    this.#words[VISIBILITY_CHECKS]!++;
+  }
+
+  /** Batches of commits read but not yet shown visible by the server. */
+  set unconfirmed(batches: number) {
+    this.#words[UNCONFIRMED] = batches;
+  }
+
   set lagMs(lag: number) {
     this.#words[LAG_MS] = lag;
   }
@@ -85,6 +96,10 @@ export class FollowerStatus {
     return this.#words[TRANSACTIONS]!;
   }
 
+  get visibilityChecks(): number {
+    return this.#words[VISIBILITY_CHECKS]!;
+  }
+
   /** SHOW STATUS rows, by name. */
   rows(): Array<readonly [string, string]> {
     const words = this.#words;
@@ -101,6 +116,8 @@ export class FollowerStatus {
       ['Nicecache_binlog_reconnects', String(words[RECONNECTS]!)],
       ['Nicecache_binlog_lag_ms', Number.isFinite(lag) ? String(Math.round(lag)) : ''],
       ['Nicecache_binlog_invalidations_all', String(words[INVALIDATIONS_ALL]!)],
+      ['Nicecache_binlog_visibility_checks', String(words[VISIBILITY_CHECKS]!)],
+      ['Nicecache_binlog_unconfirmed_batches', String(words[UNCONFIRMED]!)],
     ];
   }
 }

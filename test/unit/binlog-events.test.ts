@@ -1,7 +1,8 @@
 /**
  * The binlog event readers on events built here byte by byte, as the server lays them out: the
  * header, CRC32 trailers, table maps, row events' table ids, query events' schema, sql_mode and
- * text (plain and compressed), GTID events; and GTID positions as the server writes them.
+ * text (plain and compressed), GTID events, rotate events; GTID positions as the server writes
+ * them, and binlog coordinates in the order the server writes the log.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -15,10 +16,12 @@ import {
   readEventHeader,
   readGtidEvent,
   readQueryEvent,
+  readRotateFileName,
   readTableId,
   readTableMap,
 } from '../../src/binlog/binlog-events.ts';
 import { GtidPosition } from '../../src/binlog/gtid-position.ts';
+import { binlogCoordinate, binlogFileNumber } from '../../src/binlog/commit-visibility.ts';
 
 /** An event of `type` with `body` after the header, and a CRC32 trailer when asked. */
 function event(type: number, body: Buffer, checksum = true): Buffer {
@@ -167,5 +170,26 @@ describe('GTID positions', () => {
     assert.equal(GtidPosition.parse('')!.toString(), '');
     assert.equal(GtidPosition.parse('0-1'), null);
     assert.equal(GtidPosition.parse("0-1-2'; DROP"), null);
+  });
+});
+
+describe('binlog coordinates', () => {
+  test('a rotate names the next file; coordinates order by file, then offset', () => {
+    const body = Buffer.concat([Buffer.alloc(8), Buffer.from('binlog.000012')]);
+    body.writeBigUInt64LE(4n, 0);
+    const e = event(EventType.ROTATE, body);
+    assert.equal(readRotateFileName(e, e.length - 4), 'binlog.000012');
+    assert.equal(
+      readRotateFileName(e.subarray(0, EVENT_HEADER_LENGTH + 8), EVENT_HEADER_LENGTH + 8),
+      null,
+    );
+    assert.equal(binlogFileNumber('binlog.000012'), 12);
+    assert.equal(binlogFileNumber('my.host-bin.1000000'), 1_000_000);
+    assert.equal(binlogFileNumber('binlog'), null);
+    assert.equal(binlogFileNumber('binlog.'), null);
+    assert.equal(binlogFileNumber('binlog.00a1'), null);
+    // The end of one file comes before the start of the next, whatever the offsets.
+    assert.ok(binlogCoordinate(12, 4_000_000_000) < binlogCoordinate(13, 4));
+    assert.ok(binlogCoordinate(12, 643) < binlogCoordinate(12, 644));
   });
 });
