@@ -12,7 +12,7 @@ import type { BackendAddress } from './client-session.ts';
 import type { CacheSettings } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import { acquirePortLock } from './port-lock.ts';
-import { checkBackendAtStart } from './startup-checks.ts';
+import { checkBackendAtStart, holdsGlobally } from './startup-checks.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 import { releaseDeadWorker } from './worker-recovery.ts';
 import { installTestFaults } from './test-faults.ts';
@@ -74,8 +74,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     since: new Date().toISOString(),
   }));
   const port = lock.port;
+  let adminPrivileges: ReadonlySet<string> | null;
   try {
-    await checkBackendAtStart({
+    adminPrivileges = await checkBackendAtStart({
       backend: options.backend,
       admin: options.cache?.admin ?? null,
       requireBackend: options.requireBackend,
@@ -219,6 +220,19 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         stats: null,
         log: options.log,
       });
+    }
+    if (
+      follower === null &&
+      options.cache !== null &&
+      options.cache.sizeBytes !== 0 &&
+      adminPrivileges !== null &&
+      !holdsGlobally(adminPrivileges, 'EVENT')
+    ) {
+      // With EVENT the metadata lists enabled events and their tables are never cached; without
+      // it only the binary log would show their runs.
+      options.log.warn(
+        `the admin account lacks EVENT and the binary log is not followed: a table an event scheduler job writes is cached like any other, and its results stay as they were after each run; grant it with GRANT EVENT ON *.* TO <the admin account>, or follow the binary log (--binlog)`,
+      );
     }
   } catch (error) {
     closing = true;

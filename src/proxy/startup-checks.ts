@@ -30,7 +30,13 @@ export interface StartupCheckOptions {
   log: Logger;
 }
 
-export async function checkBackendAtStart(options: StartupCheckOptions): Promise<void> {
+/**
+ * Throws a StartupError for a setup that cannot work. Returns the admin account's global
+ * privileges, or null when there is no admin account or the server could not be asked.
+ */
+export async function checkBackendAtStart(
+  options: StartupCheckOptions,
+): Promise<ReadonlySet<string> | null> {
   const { backend, admin, log } = options;
   const address = `${backend.host}:${backend.port}`;
   const outcome = await probeGreeting(backend.host, backend.port, options.connectTimeoutMs);
@@ -43,16 +49,21 @@ export async function checkBackendAtStart(options: StartupCheckOptions): Promise
     log.warn(
       `backend not available at start: ${reason}; clients get this error until it answers${admin === null ? '' : ', and the admin account is not checked'}`,
     );
-    return;
+    return null;
   }
-  if (admin !== null) await checkAdminAccount(backend, admin, options.connectTimeoutMs);
+  return admin === null ? null : await checkAdminAccount(backend, admin, options.connectTimeoutMs);
+}
+
+/** Does the account hold `privilege` on *.* (or everything)? */
+export function holdsGlobally(privileges: ReadonlySet<string>, privilege: string): boolean {
+  return privileges.has(privilege) || privileges.has('ALL PRIVILEGES') || privileges.has('ALL');
 }
 
 async function checkAdminAccount(
   backend: BackendAddress,
   admin: AdminAccount,
   connectTimeoutMs: number,
-): Promise<void> {
+): Promise<ReadonlySet<string>> {
   let connection: MysqlConnection;
   try {
     connection = await MysqlConnection.connect({
@@ -71,9 +82,8 @@ async function checkAdminAccount(
   }
   try {
     const held = await globalPrivileges(connection);
-    if (held.has('ALL PRIVILEGES') || held.has('ALL')) return;
-    const missing = METADATA_PRIVILEGES.filter((privilege) => !held.has(privilege));
-    if (missing.length === 0) return;
+    const missing = METADATA_PRIVILEGES.filter((privilege) => !holdsGlobally(held, privilege));
+    if (missing.length === 0) return held;
     const account = await currentAccount(connection);
     throw new StartupError(
       `the admin account ${account} lacks ${missing.join(', ')} on *.*, without which nicecache cannot see every view, trigger and foreign key. ` +

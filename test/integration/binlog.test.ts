@@ -320,6 +320,36 @@ describe('--binlog at start', () => {
   });
 });
 
+describe('an admin account without EVENT, and no follower', () => {
+  const account = "'nc_binlog_noevent'@'%'";
+  const EVENT_LINE = /lacks EVENT and the binary log is not followed.*GRANT EVENT ON \*\.\*/;
+
+  /** The lines of a proxy started with `--binlog off` and that admin account. */
+  async function startedWith(): Promise<string> {
+    const started = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', 'nc_binlog_noevent', '--binlog', 'off'],
+    });
+    await started.stop();
+    return started.log();
+  }
+
+  test('one warning naming the grant; none once the account has EVENT', async () => {
+    await direct.query(`DROP USER IF EXISTS ${account}`);
+    await direct.query(`CREATE USER ${account}`);
+    await direct.query(`GRANT SELECT, SHOW VIEW, TRIGGER ON *.* TO ${account}`);
+    try {
+      const without = await startedWith();
+      assert.equal(without.split('\n').filter((line) => EVENT_LINE.test(line)).length, 1, without);
+      await direct.query(`GRANT EVENT ON *.* TO ${account}`);
+      assert.doesNotMatch(await startedWith(), /lacks EVENT/);
+    } finally {
+      await direct.query(`DROP USER ${account}`);
+    }
+  });
+});
+
 describe('a dump the server accepts and then never answers', () => {
   test('the proxy starts, hits wait, and the follower keeps trying', async () => {
     // Relays everything but the binary log: after COM_BINLOG_DUMP, the server's bytes are dropped.
