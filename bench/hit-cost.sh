@@ -11,6 +11,10 @@
 # Environment: BACKEND (host:port, default 127.0.0.1:3306), THREADS (default 8), TABLE_SIZE
 # (default 1000), WORKERS (proxy worker threads, default 1), OTHER (a second nicecache checkout
 # to measure side by side, e.g. the previous release: its hit and relay are added as targets).
+#
+# MISSES=1 measures a miss that fills instead of a hit: 1 000 000 rows (TABLE_SIZE) read
+# uniformly, no warm-up, so nearly every SELECT is a first read that the cache stores (the hit
+# ratio column says how nearly); the cache target is then called "fill".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -19,7 +23,15 @@ seconds=${1:-10}
 rounds=${2:-1}
 backend=${BACKEND:-127.0.0.1:3306}
 threads=${THREADS:-8}
+misses=${MISSES:-0}
 table_size=${TABLE_SIZE:-1000}
+rand_type=special
+warm_up=1
+if [ "$misses" = 1 ]; then
+  table_size=${TABLE_SIZE:-1000000}
+  rand_type=uniform
+  warm_up=0
+fi
 workers=${WORKERS:-1}
 other=${OTHER:-}
 db=nc_hit_cost
@@ -85,7 +97,7 @@ sb() {
   local target_port=$1 mode=$2 time=$3
   sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$target_port" \
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" --threads="$threads" \
-    --db-ps-mode="$mode" --time="$time" run
+    --db-ps-mode="$mode" --rand-type="$rand_type" --time="$time" run
 }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hits() {
@@ -100,10 +112,12 @@ echo "|---|---|---|---|---|---|"
 declare -A cpu_sum qps_sum hit_sum
 step=0
 for mode in disable auto; do
-  # Every key cached before measuring.
-  for target in $targets; do
-    case $target in *hit) p="${target}_port"; sb "${!p}" "$mode" 3 >/dev/null ;; esac
-  done
+  # Every key cached before measuring (hits), or none (misses).
+  if [ "$warm_up" = 1 ]; then
+    for target in $targets; do
+      case $target in *hit) p="${target}_port"; sb "${!p}" "$mode" 3 >/dev/null ;; esac
+    done
+  fi
   for target in $targets; do cpu_sum[$target]=0; qps_sum[$target]=0; hit_sum[$target]=0; done
   for _ in $(seq 1 "$rounds"); do
     set -- $targets
@@ -131,7 +145,9 @@ for mode in disable auto; do
   [ "$mode" = auto ] && protocol=binary
   floor_cpu=$(awk -v s="${cpu_sum[floor]}" -v n="$rounds" 'BEGIN { print s / n }')
   for target in $targets; do
-    awk -v protocol="$protocol" -v target="${target/_/ }" -v c="${cpu_sum[$target]}" \
+    label=${target/_/ }
+    [ "$misses" = 1 ] && label=${label/hit/fill}
+    awk -v protocol="$protocol" -v target="$label" -v c="${cpu_sum[$target]}" \
       -v q="${qps_sum[$target]}" -v h="${hit_sum[$target]}" -v n="$rounds" -v f="$floor_cpu" \
       'BEGIN {
         hit = target ~ /hit/ ? sprintf("%.0f%%", 100 * h / n) : "-"
