@@ -150,7 +150,7 @@ for mode in disable auto; do
     awk -v protocol="$protocol" -v target="$label" -v c="${cpu_sum[$target]}" \
       -v q="${qps_sum[$target]}" -v h="${hit_sum[$target]}" -v n="$rounds" -v f="$floor_cpu" \
       'BEGIN {
-        hit = target ~ /hit/ ? sprintf("%.0f%%", 100 * h / n) : "-"
+        hit = target ~ /hit|fill/ ? sprintf("%.0f%%", 100 * h / n) : "-"
         printf "| %s | %s | %.0f | %s | %.1f | %.2f |\n", protocol, target, q / n, hit, c / n, c / n / f
       }'
   done
