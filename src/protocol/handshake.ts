@@ -109,6 +109,28 @@ export function restrictGreeting(payload: Buffer): Greeting | null {
   return greeting;
 }
 
+/**
+ * Capabilities that only shape the login, the transport or the client library itself, never the
+ * bytes of a reply after login: two sessions that differ only in these get the same replies.
+ * (CLIENT_MYSQL is LONG_PASSWORD from a client; REMEMBER_OPTIONS is a libmysql setting that
+ * mysqltest's default connection sends and its `connect` does not.)
+ */
+export const REPLY_NEUTRAL_CAPABILITIES =
+  Capability.CLIENT_MYSQL |
+  Capability.CONNECT_WITH_DB |
+  Capability.SSL |
+  Capability.IGNORE_SIGPIPE |
+  Capability.TRANSACTIONS |
+  Capability.RESERVED |
+  Capability.SECURE_CONNECTION |
+  Capability.PLUGIN_AUTH |
+  Capability.CONNECT_ATTRS |
+  Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
+  Capability.CAN_HANDLE_EXPIRED_PASSWORDS |
+  Capability.MULTI_FACTOR_AUTH |
+  Capability.SSL_VERIFY_SERVER_CERT |
+  Capability.REMEMBER_OPTIONS;
+
 /** What the proxy needs of the client's HandshakeResponse41. */
 export interface HandshakeResponse {
   capabilities: number;
@@ -178,6 +200,8 @@ export function greetingScramble(payload: Buffer): Buffer {
 /** Builds a HandshakeResponse41 for a client that logs in with mysql_native_password. */
 export function encodeHandshakeResponse(options: {
   capabilities: number;
+  /** MariaDB's extended capabilities, written when CLIENT_MYSQL is clear. */
+  mariaDbCapabilities?: number;
   characterSet: number;
   user: string;
   authResponse: Buffer;
@@ -188,6 +212,9 @@ export function encodeHandshakeResponse(options: {
   fixed.writeUInt32LE(options.capabilities, 0);
   fixed.writeUInt32LE(1 << 30, 4);
   fixed[8] = options.characterSet;
+  if ((options.capabilities & Capability.CLIENT_MYSQL) === 0) {
+    fixed.writeUInt32LE((options.mariaDbCapabilities ?? 0) >>> 0, 28);
+  }
   const parts = [
     fixed,
     Buffer.from(`${options.user}\0`, 'utf8'),

@@ -136,6 +136,7 @@ export class ClientSession {
   #phase: Phase = Phase.GREETING;
   #greeting: Greeting | null = null;
   #capabilities = 0;
+  #mariaDbCapabilities = 0;
   #sentToClient = false;
   #draining = false;
   /** The initial authentication exchange, whose failure ends the connection. */
@@ -577,6 +578,7 @@ export class ClientSession {
       return;
     }
     this.#capabilities = response.capabilities;
+    this.#mariaDbCapabilities = response.mariaDbCapabilities;
     this.#phase = Phase.COMMANDS;
     this.#login = new ReplyTracker(ReplyShape.AUTH, false);
     this.#pending.push({
@@ -675,6 +677,7 @@ export class ClientSession {
           this.#options.cache,
           this.#greeting!.serverVersion,
           this.#capabilities,
+          this.#mariaDbCapabilities,
           tracker.status,
         );
       }

@@ -12,6 +12,7 @@ import { Bypass, Counter } from '../cache/cache-stats.ts';
 import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
+import { REPLY_NEUTRAL_CAPABILITIES } from '../protocol/handshake.ts';
 import {
   EXECUTE_HEADER_LENGTH,
   LONG_DATA_HEADER_LENGTH,
@@ -218,7 +219,7 @@ interface PreparedStatement {
 export class StatementRouter {
   readonly #worker: WorkerCache;
   readonly #cache: QueryCache;
-  readonly #capabilities: number;
+  readonly #replyCapabilities: string;
   readonly #serverVersion: string;
   readonly #probeSql: string;
   readonly txn: TransactionState;
@@ -314,13 +315,21 @@ export class StatementRouter {
     bytes: Buffer.alloc(0),
   };
 
-  constructor(worker: WorkerCache, serverVersion: string, capabilities: number, status: number) {
+  constructor(
+    worker: WorkerCache,
+    serverVersion: string,
+    capabilities: number,
+    mariaDbCapabilities: number,
+    status: number,
+  ) {
     this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
     this.#worker = worker;
     this.#serverVersion = serverVersion;
     this.#probeSql = probeSql(serverVersion);
     this.#cache = worker.cache;
-    this.#capabilities = capabilities;
+    // What shapes the reply bytes: sessions that differ only in login or transport bits share
+    // results; MariaDB's extended capabilities (extended metadata in column definitions) count.
+    this.#replyCapabilities = `${(capabilities & ~REPLY_NEUTRAL_CAPABILITIES) >>> 0}.${mariaDbCapabilities}`;
     this.#type = worker.cache.type;
     this.txn = new TransactionState(worker.cache.registry);
     if (status >= 0) this.txn.status = status;
@@ -891,7 +900,7 @@ export class StatementRouter {
     const before = this.#snapshot.foundRowsBefore;
     this.#foundRowsBeforeProbe = before !== null && before !== 1 ? before : null;
     this.#sessionKey = this.#worker.sessionKeys.idOf(
-      `${this.#snapshot.digest}\u0002${this.#capabilities}`,
+      `${this.#snapshot.digest}\u0002${this.#replyCapabilities}`,
     );
   }
 

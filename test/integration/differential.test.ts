@@ -7,7 +7,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Command, PacketHeader } from '../../src/protocol/constants.ts';
+import {
+  Capability,
+  Command,
+  MariaDbCapability,
+  PacketHeader,
+} from '../../src/protocol/constants.ts';
 import {
   LONG_DATA,
   execute,
@@ -21,7 +26,7 @@ import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../s
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient, replyBytes, replyError } from '../support/raw-client.ts';
-import type { RawPacket } from '../support/raw-client.ts';
+import type { RawClientOptions, RawPacket } from '../support/raw-client.ts';
 
 const DB = 'nc_differential';
 
@@ -363,6 +368,78 @@ describe('differential: direct and through the proxy, byte for byte', () => {
         );
       }));
   }
+
+  test('sessions that differ in capabilities: each gets its own bytes, neutral bits share results', async () => {
+    // JSON, POINT and INET6 columns: with MariaDB's extended metadata their column definitions
+    // carry the type's name, without it they do not.
+    const sql = 'SELECT j, g, ip, u FROM types WHERE id = 1';
+    const variants: Array<[string, Partial<RawClientOptions>]> = [
+      ['plain', {}],
+      ['MariaDB client', { mariaDbCapabilities: 0 }],
+      ['extended metadata', { mariaDbCapabilities: MariaDbCapability.EXTENDED_METADATA }],
+      ['REMEMBER_OPTIONS', { extraCapabilities: Capability.REMEMBER_OPTIONS }],
+    ];
+    const open = (port: number, options: Partial<RawClientOptions>): Promise<RawClient> =>
+      RawClient.connect({
+        host: port === BACKEND_PORT ? BACKEND_HOST : proxy.host,
+        port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+        database: DB,
+        ...options,
+      });
+    await admin(schema);
+    const expected = new Map<string, Buffer>();
+    for (const [name, options] of variants) {
+      const client = await open(BACKEND_PORT, options);
+      expected.set(name, replyBytes(await client.query(sql)));
+      client.close();
+    }
+    assert.ok(
+      !expected.get('plain')!.equals(expected.get('extended metadata')!),
+      'the server answers the two differently',
+    );
+    // One worker: every session meets the results the others stored.
+    const solo = await startProxyProcess({ workers: 1 });
+    const hits = async (client: RawClient): Promise<number> => {
+      const reply = await client.query("SHOW GLOBAL STATUS LIKE 'Qcache_hits'");
+      const row = reply.find(
+        (packet, index) => index >= 3 && packet.payload[0] !== PacketHeader.EOF,
+      )!;
+      const name = row.payload[0]!;
+      return Number(row.payload.toString('latin1', 2 + name, 2 + name + row.payload[1 + name]!));
+    };
+    try {
+      const hitsOf: Record<string, number> = {};
+      for (const [name, options] of variants) {
+        const client = await open(solo.port, options);
+        try {
+          const before = await hits(client);
+          for (let round = 0; round < 2; round++) {
+            const got = replyBytes(await client.query(sql));
+            assert.ok(
+              got.equals(expected.get(name)!),
+              `${name}, read ${round + 1}: the server's bytes`,
+            );
+          }
+          hitsOf[name] = (await hits(client)) - before;
+        } finally {
+          client.close();
+        }
+      }
+      // The plain session filled and hit. A MariaDB client (CLIENT_MYSQL clear, so extended
+      // capabilities follow) asking for none, and REMEMBER_OPTIONS, change no reply: both their
+      // reads hit the plain result. Extended metadata needs results of its own.
+      assert.deepEqual(hitsOf, {
+        plain: 1,
+        'MariaDB client': 2,
+        'extended metadata': 1,
+        REMEMBER_OPTIONS: 2,
+      });
+    } finally {
+      assert.equal(await solo.stop(), 0);
+    }
+  });
 
   test('an unknown command gets the server’s own error, and commands go on (no byte pipe)', async () => {
     const replies: Buffer[][] = [];

@@ -34,6 +34,11 @@ export interface RawClientOptions {
   /** Extra capability bits to request. */
   extraCapabilities?: number;
   /**
+   * MariaDB's extended capabilities to request (as a MariaDB client: CLIENT_MYSQL is then
+   * cleared), narrowed to what the server offers.
+   */
+  mariaDbCapabilities?: number;
+  /**
    * Command payloads sent in the same write as the handshake response, before the login's OK
    * (a pipelining client); their replies are left in the queue for readPacket().
    */
@@ -251,7 +256,8 @@ export function handshakeResponseFor(
   options: RawClientOptions,
   authPlugin = NATIVE_PASSWORD_PLUGIN,
 ): { payload: Buffer; deprecateEof: boolean } {
-  const serverCaps = parseGreeting(greeting)!.capabilities;
+  const parsed = parseGreeting(greeting)!;
+  const serverCaps = parsed.capabilities;
   const scramble = greetingScramble(greeting);
   const deprecateEof =
     (options.deprecateEof ?? false) && (serverCaps & Capability.DEPRECATE_EOF) !== 0;
@@ -263,9 +269,15 @@ export function handshakeResponseFor(
   if (deprecateEof) caps |= Capability.DEPRECATE_EOF;
   if (options.database) caps |= Capability.CONNECT_WITH_DB;
   caps = (caps & (serverCaps | Capability.CLIENT_MYSQL)) >>> 0;
+  const mariaDbCapabilities =
+    options.mariaDbCapabilities === undefined
+      ? undefined
+      : (options.mariaDbCapabilities & parsed.mariaDbCapabilities) >>> 0;
+  if (mariaDbCapabilities !== undefined) caps = (caps & ~Capability.CLIENT_MYSQL) >>> 0;
 
   const response = encodeHandshakeResponse({
     capabilities: caps,
+    ...(mariaDbCapabilities === undefined ? {} : { mariaDbCapabilities }),
     characterSet: 45, // utf8mb4_general_ci
     user: options.user,
     authResponse: nativePasswordScramble(options.password ?? '', scramble),
