@@ -96,6 +96,24 @@ export class FollowerStatus {
     return this.#words[TRANSACTIONS]!;
   }
 
+  get reconnects(): number {
+    return this.#words[RECONNECTS]!;
+  }
+
+  get invalidationsAll(): number {
+    return this.#words[INVALIDATIONS_ALL]!;
+  }
+
+  /** A lower bound of how far behind the last commit read was; Infinity before any. */
+  get lagMs(): number {
+    return this.#words[LAG_MS]!;
+  }
+
+  /** Streaming within the lag bound: hits are served. */
+  get following(): boolean {
+    return this.#words[STATE] === FollowerState.FOLLOWING;
+  }
+
   get visibilityChecks(): number {
     return this.#words[VISIBILITY_CHECKS]!;
   }

@@ -38,6 +38,8 @@ export interface ProxyConfig {
   binlogMaxLagMs: number;
   /** The follower's server_id as a replica; null: a random one in a high range. */
   binlogServerId: number | null;
+  /** Where to serve Prometheus metrics at /metrics; null: nowhere. */
+  metrics: HostPort | null;
 }
 
 export type BinlogMode = 'auto' | 'on' | 'off';
@@ -169,6 +171,13 @@ export const proxyOptionSpecs = [
     value: 'N',
     fallback: '',
     help: "the follower's server_id as a replica, unique among the server's replicas (default: a random one from 2^31 up)",
+  },
+  {
+    flag: 'metrics',
+    env: 'NICECACHE_METRICS',
+    value: 'HOST:PORT',
+    fallback: '',
+    help: 'serve Prometheus metrics at http://HOST:PORT/metrics (default: not served)',
   },
 ] as const;
 
@@ -308,6 +317,7 @@ export function parseProxyConfig(
     binlog: parseBinlogMode(value('binlog')),
     binlogMaxLagMs: parsePositiveInt(value('binlog-max-lag'), '--binlog-max-lag'),
     binlogServerId: parseServerId(value('binlog-server-id')),
+    metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
   };
 }
 
@@ -332,6 +342,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlog: '--binlog',
     binlogMaxLagMs: '--binlog-max-lag',
     binlogServerId: '--binlog-server-id',
+    metrics: '--metrics',
   };
   return Object.keys(names)
     .filter(

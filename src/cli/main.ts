@@ -1,6 +1,8 @@
 /** The `nicecache` command: parses arguments and starts things; no logic of its own. */
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
+import { startMetricsServer } from '../metrics/metrics-server.ts';
+import type { MetricsServer } from '../metrics/metrics-server.ts';
 import type { Logger } from '../proxy/log.ts';
 import { ConfigError, changedSettings, parseProxyConfig, proxyHelp } from './config.ts';
 import type { ProxyConfig } from './config.ts';
@@ -114,11 +116,34 @@ async function runProxy(args: string[]): Promise<void> {
     },
     log,
   });
+  let metrics: MetricsServer | null = null;
+  if (config.metrics !== null) {
+    try {
+      metrics = await startMetricsServer(
+        config.metrics,
+        {
+          stats: config.queryCacheSize === 0 ? null : proxy.stats,
+          budgetBytes: config.queryCacheSize,
+          follower: proxy.follower?.status ?? null,
+          workerRestarts: () => proxy.workerRestarts(),
+        },
+        log,
+      );
+    } catch (error) {
+      await proxy.close();
+      throw new Error(
+        `--metrics ${config.metrics.host}:${config.metrics.port}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    log.info(`metrics on http://${metrics.host}:${metrics.port}/metrics`);
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: draining connections`);
+    void metrics?.close();
     proxy.close().then(
       () => {
         log.info('stopped');

@@ -51,6 +51,8 @@ export interface RunningProxy {
   stats: CacheStats;
   /** The binlog follower, when one runs. */
   follower: BinlogFollower | null;
+  /** Workers replaced after they exited, since the start. */
+  workerRestarts(): number;
   /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
   close(): Promise<void>;
 }
@@ -113,6 +115,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const byIndex = new Map<number, Worker>();
   /** Per index: the delay before its next restart (0 while it runs long enough). */
   const restartDelays = new Map<number, number>();
+  let workerRestarts = 0;
   /** Per index: the registry region its running worker keeps its marks in. */
   const regions = new Map<number, number>();
   /** Regions whose dead worker's marks are being released. */
@@ -168,6 +171,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
    * region — after a growing delay when it keeps dying soon after its start.
    */
   const restart = async (index: number, code: number, ranMs: number): Promise<void> => {
+    workerRestarts++;
     const previous = restartDelays.get(index) ?? 0;
     const delay =
       ranMs >= STABLE_RUN_MS
@@ -270,6 +274,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     registry,
     stats: new CacheStats(statsBuffer, 0),
     follower,
+    workerRestarts: () => workerRestarts,
     close,
   };
 }

@@ -21,6 +21,7 @@ import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { runNicecache, startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
+import { metricsUrl, parseSamples, promtoolCheck } from '../support/metrics.ts';
 
 const DB = 'nc_binlog';
 /** Far beyond the follower's lag bound: a scenario that reaches it has failed, not been slow. */
@@ -1125,6 +1126,58 @@ describe('the server restarts', () => {
       await solo.stop();
       await reader.end().catch(() => {});
       reader = await connectTo(proxy.port);
+    }
+  });
+});
+
+describe('the follower in Prometheus metrics', () => {
+  test('its state and counters are served, move with a direct write, and promtool accepts them', async () => {
+    const t = `${DB}.metrics`;
+    const solo = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: [
+        '--admin-user',
+        FOLLOWER_USER,
+        '--binlog',
+        'on',
+        '--binlog-max-lag',
+        '1000',
+        '--metrics',
+        '127.0.0.1:0',
+      ],
+    });
+    try {
+      const url = metricsUrl(solo);
+      const scrape = async (): Promise<Map<string, number>> =>
+        parseSamples(await (await fetch(url)).text());
+      const deadline = Date.now() + DEADLINE_MS;
+      while ((await scrape()).get('nicecache_binlog_following') !== 1) {
+        if (Date.now() > deadline) assert.fail('the follower never showed as following');
+        await sleep(POLL_MS);
+      }
+      const before = await scrape();
+      await freshTable(t);
+      const transactions = (): Promise<number> =>
+        scrape().then((samples) => samples.get('nicecache_invalidations_total{cause="binlog"}')!);
+      // DROP, CREATE and INSERT: three transactions read from the log.
+      while (
+        (await transactions()) <
+        before.get('nicecache_invalidations_total{cause="binlog"}')! + 3
+      ) {
+        if (Date.now() > deadline) assert.fail('the direct writes never showed in the metrics');
+        await sleep(POLL_MS);
+      }
+      const after = await scrape();
+      assert.ok(
+        after.get('nicecache_binlog_events_total')! > before.get('nicecache_binlog_events_total')!,
+      );
+      assert.ok(after.get('nicecache_binlog_visibility_checks_total')! >= 1);
+      assert.ok(after.get('nicecache_binlog_lag_seconds')! >= 0);
+      const check = promtoolCheck(await (await fetch(url)).text());
+      assert.equal(check.status, 0, check.output);
+    } finally {
+      await solo.stop();
     }
   });
 });

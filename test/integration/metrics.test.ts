@@ -1,0 +1,145 @@
+/**
+ * `--metrics`: a real proxy serves /metrics, Prometheus's own `promtool check metrics` accepts
+ * what it serves, and the counters move with the traffic a real client sends (a fill, a hit, a
+ * write's invalidation), FLUSH STATUS leaving them growing as Prometheus needs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import mariadb from 'mariadb';
+import type { Connection } from 'mariadb';
+import {
+  BACKEND_DATABASE,
+  BACKEND_HOST,
+  BACKEND_PASSWORD,
+  BACKEND_PORT,
+  BACKEND_USER,
+} from '../support/env.ts';
+import { startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+import { metricsUrl, parseSamples, promtoolCheck } from '../support/metrics.ts';
+
+const DB = 'nc_metrics';
+
+async function scrape(url: string): Promise<Map<string, number>> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return parseSamples(await response.text());
+}
+
+describe('--metrics', () => {
+  let proxy: ProxyProcess;
+  let url: string;
+  let client: Connection;
+
+  before(async () => {
+    proxy = await startProxyProcess({
+      workers: 2,
+      extraArgs: ['--metrics', '127.0.0.1:0', '--admin-user', BACKEND_USER],
+      env: { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD },
+    });
+    url = metricsUrl(proxy);
+    const direct = await mariadb.createConnection({
+      host: BACKEND_HOST,
+      port: BACKEND_PORT,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: BACKEND_DATABASE,
+    });
+    await direct.query(`DROP DATABASE IF EXISTS ${DB}`);
+    await direct.query(`CREATE DATABASE ${DB}`);
+    await direct.query(`CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT)`);
+    await direct.query(`INSERT INTO ${DB}.t VALUES (1, 10), (2, 20)`);
+    await direct.end();
+    // One connection: its reads stay on one worker, so the second read can hit the first's fill.
+    client = await mariadb.createConnection({
+      host: proxy.host,
+      port: proxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    });
+  });
+
+  after(async () => {
+    await client?.query(`DROP DATABASE IF EXISTS ${DB}`);
+    await client?.end();
+    assert.equal(await proxy?.stop(), 0);
+  });
+
+  test('promtool accepts the scrape, before and after traffic', async () => {
+    const idle = promtoolCheck(await (await fetch(url)).text());
+    assert.equal(idle.status, 0, idle.output);
+    await client.query('SELECT v FROM t WHERE id = 1');
+    await client.query('SELECT v FROM t WHERE id = 1');
+    const busy = promtoolCheck(await (await fetch(url)).text());
+    assert.equal(busy.status, 0, busy.output);
+  });
+
+  test('a fill, hits and a write move their counters; FLUSH STATUS resets none of them', async () => {
+    const read = 'SELECT id, v FROM t ORDER BY id';
+    const before = await scrape(url);
+    // Until a read is served from the cache (a table read for the first time may wait for metadata).
+    let hitsSeen = 0;
+    for (let i = 0; i < 50 && hitsSeen < 2; i++) {
+      await client.query(read);
+      hitsSeen =
+        (await scrape(url)).get('nicecache_cache_hits_total')! -
+        before.get('nicecache_cache_hits_total')!;
+    }
+    const after = await scrape(url);
+    assert.ok(
+      hitsSeen >= 2,
+      `hits went from ${before.get('nicecache_cache_hits_total')} by ${hitsSeen}`,
+    );
+    assert.ok(
+      after.get('nicecache_cache_inserts_total')! > before.get('nicecache_cache_inserts_total')!,
+      'the fill was counted',
+    );
+    assert.ok(after.get('nicecache_cache_entries')! >= 1);
+    assert.ok(after.get('nicecache_cache_bytes')! > 0);
+    assert.equal(after.get('nicecache_cache_budget_bytes'), 64 * 1024 * 1024);
+
+    const writesBefore = after.get('nicecache_invalidations_total{cause="write"}')!;
+    await client.query('UPDATE t SET v = v + 1 WHERE id = 2');
+    const written = await scrape(url);
+    assert.equal(written.get('nicecache_invalidations_total{cause="write"}'), writesBefore + 1);
+
+    // A bypass, by its reason: a non-deterministic function.
+    const uncacheable = written.get('nicecache_cache_bypasses_total{reason="uncacheable"}')!;
+    await client.query('SELECT id, RAND() FROM t');
+    const bypassed = await scrape(url);
+    assert.equal(
+      bypassed.get('nicecache_cache_bypasses_total{reason="uncacheable"}'),
+      uncacheable + 1,
+    );
+
+    const hitsBeforeFlush = bypassed.get('nicecache_cache_hits_total')!;
+    await client.query('FLUSH STATUS');
+    const shown = await client.query<Array<{ Value: string }>>(
+      "SHOW GLOBAL STATUS LIKE 'Qcache_hits'",
+    );
+    assert.equal(shown[0]!.Value, '0', 'SHOW STATUS starts again after FLUSH STATUS');
+    const flushed = await scrape(url);
+    assert.equal(
+      flushed.get('nicecache_cache_hits_total'),
+      hitsBeforeFlush,
+      'the counter does not',
+    );
+  });
+
+  test('the process figures, and nothing but /metrics', async () => {
+    const samples = await scrape(url);
+    assert.ok(samples.get('process_cpu_seconds_total')! > 0);
+    assert.ok(samples.get('process_resident_memory_bytes')! > 10 * 1024 * 1024);
+    assert.equal(samples.get('nicecache_worker_restarts_total'), 0);
+    // No follower against this server (no binary log): no binlog series.
+    assert.ok(![...samples.keys()].some((name) => name.startsWith('nicecache_binlog_')));
+    const other = await fetch(url.replace(/\/metrics$/, '/other'));
+    assert.equal(other.status, 404);
+    await other.text();
+    const post = await fetch(url, { method: 'POST' });
+    assert.equal(post.status, 405);
+    await post.text();
+  });
+});
