@@ -39,6 +39,7 @@ describe('proxy configuration', () => {
       binlog: 'auto',
       binlogMaxLagMs: 1000,
       binlogServerId: null,
+      metrics: null,
     });
   });
 
@@ -140,6 +141,18 @@ describe('proxy configuration', () => {
     assert.throws(() => parseProxyConfig(['--binlog-max-lag', '0'], {}), /--binlog-max-lag/);
     assert.throws(() => parseProxyConfig(['--binlog-server-id', '0'], {}), /--binlog-server-id/);
     assert.throws(() => parseProxyConfig(['--binlog-server-id', '4294967296'], {}), ConfigError);
+  });
+
+  test('--metrics: where to serve /metrics, from a flag or the environment', () => {
+    assert.deepEqual(parseProxyConfig(['--metrics', '0.0.0.0:9104'], {})!.metrics, {
+      host: '0.0.0.0',
+      port: 9104,
+    });
+    assert.deepEqual(parseProxyConfig([], { NICECACHE_METRICS: '127.0.0.1:0' })!.metrics, {
+      host: '127.0.0.1',
+      port: 0,
+    });
+    assert.throws(() => parseProxyConfig(['--metrics', 'nowhere'], {}), /--metrics/);
   });
 
   test('changedSettings names the options that differ', () => {
