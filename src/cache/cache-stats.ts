@@ -51,8 +51,14 @@ export const Counter = {
    * session's next command (or within the worker's COMMIT_FLUSH_MS when there is none).
    */
   COMMITS_DEFERRED: 16,
+  /** Client connections accepted (counted with the cache on or off). */
+  CONNECTIONS: 17,
+  /** Client connections open now (a gauge). */
+  CLIENTS_CONNECTED: 18,
+  /** Clients told the server could not be reached (connect, greeting or early loss). */
+  BACKEND_UNREACHABLE: 19,
 } as const;
-const COUNTERS = 17;
+const COUNTERS = 20;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {
@@ -89,7 +95,11 @@ export const BYPASS_NAMES = [
 const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;
 
 /** Gauges say how things are now: FLUSH STATUS leaves them alone, as the server's NOFLUSH ones. */
-const GAUGES: ReadonlySet<number> = new Set([Counter.QUERIES_IN_CACHE, Counter.BYTES_USED]);
+const GAUGES: ReadonlySet<number> = new Set([
+  Counter.QUERIES_IN_CACHE,
+  Counter.BYTES_USED,
+  Counter.CLIENTS_CONNECTED,
+]);
 
 export type CounterName = keyof typeof Counter;
 

@@ -122,7 +122,7 @@ async function runProxy(args: string[]): Promise<void> {
       metrics = await startMetricsServer(
         config.metrics,
         {
-          stats: config.queryCacheSize === 0 ? null : proxy.stats,
+          stats: proxy.stats,
           budgetBytes: config.queryCacheSize,
           follower: proxy.follower?.status ?? null,
           workerRestarts: () => proxy.workerRestarts(),

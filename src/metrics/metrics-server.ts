@@ -19,7 +19,7 @@ import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
 
 export interface MetricsSources {
-  /** The cache's counters over every worker; null when the cache is off. */
+  /** The shared counters over every worker (the cache's stay 0 while it is off). */
   stats: CacheStats | null;
   /** The cache's budget in bytes (0 when off). */
   budgetBytes: number;
@@ -201,6 +201,24 @@ export function buildRegistry(sources: MetricsSources): Registry {
     'nicecache_transaction_conflicts_total',
     'Transactions rolled back with ER_CHECKREAD: hits no longer matched the snapshot.',
     cacheTotal(Counter.TRANSACTION_CONFLICTS),
+  );
+  totalCounter(
+    registry,
+    'nicecache_client_connections_total',
+    'Client connections accepted.',
+    cacheTotal(Counter.CONNECTIONS),
+  );
+  gauge(
+    registry,
+    'nicecache_clients_connected',
+    'Client connections open now.',
+    cacheTotal(Counter.CLIENTS_CONNECTED),
+  );
+  totalCounter(
+    registry,
+    'nicecache_backend_unreachable_total',
+    'Clients told the server could not be reached (connect, greeting, or lost before it).',
+    cacheTotal(Counter.BACKEND_UNREACHABLE),
   );
   totalCounter(
     registry,

@@ -69,6 +69,8 @@ export interface SessionOptions {
   handshakeTimeoutMs: number;
   /** The worker's query cache; null relays every command unchanged. */
   cache: WorkerCache | null;
+  /** Told each time this session tells its client the server cannot be reached. */
+  onBackendUnreachable?: () => void;
 }
 
 /** A command sent to the backend whose reply is still to come. */
@@ -849,6 +851,7 @@ export class ClientSession {
   #failClient(error: ProxyError, sequenceId: number): void {
     if (this.#phase === Phase.CLOSED) return;
     this.#options.log.debug(`closing client: ${error.code}: ${error.message}`);
+    if (error.code === ProxyErrorCode.BACKEND_UNREACHABLE) this.#options.onBackendUnreachable?.();
     this.#sentToClient = true;
     this.#client.write(encodeErr(error.toErrInfo(), sequenceId));
     this.close();

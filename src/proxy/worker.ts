@@ -6,7 +6,7 @@
 import { createServer } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FollowerStatus } from '../binlog/follower-status.ts';
-import { CacheStats } from '../cache/cache-stats.ts';
+import { CacheStats, Counter } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { QueryCache } from '../cache/query-cache.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
@@ -51,6 +51,9 @@ function createCache(): WorkerCache | null {
 const cache = createCache();
 
 const sessions = new Set<ClientSession>();
+/** Connection counters, in this worker's region of the shared stats (cache on or off). */
+const connectionStats = new CacheStats(config.stats, config.index);
+const countBackendUnreachable = (): void => connectionStats.add(Counter.BACKEND_UNREACHABLE);
 let draining = false;
 
 /**
@@ -78,10 +81,14 @@ const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) =>
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     cache,
+    onBackendUnreachable: countBackendUnreachable,
   });
   sessions.add(session);
+  connectionStats.add(Counter.CONNECTIONS);
+  connectionStats.set(Counter.CLIENTS_CONNECTED, sessions.size);
   session.onClose = () => {
     sessions.delete(session);
+    connectionStats.set(Counter.CLIENTS_CONNECTED, sessions.size);
     if (draining && sessions.size === 0) finish();
   };
 });

@@ -1,9 +1,11 @@
 /**
  * `--metrics`: a real proxy serves /metrics, Prometheus's own `promtool check metrics` accepts
  * what it serves, and the counters move with the traffic a real client sends (a fill, a hit, a
- * write's invalidation), FLUSH STATUS leaving them growing as Prometheus needs.
+ * write's invalidation, a bypass, a connection, a client told the server is down), FLUSH
+ * STATUS leaving them growing as Prometheus needs.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import type { Connection } from 'mariadb';
@@ -81,11 +83,13 @@ describe('--metrics', () => {
     const before = await scrape(url);
     // Until a read is served from the cache (a table read for the first time may wait for metadata).
     let hitsSeen = 0;
-    for (let i = 0; i < 50 && hitsSeen < 2; i++) {
+    const deadline = Date.now() + 20_000;
+    while (hitsSeen < 2) {
+      if (Date.now() > deadline) assert.fail(`only ${hitsSeen} hit(s) in 20 s`);
       await client.query(read);
-      hitsSeen =
-        (await scrape(url)).get('nicecache_cache_hits_total')! -
-        before.get('nicecache_cache_hits_total')!;
+      const now = await scrape(url);
+      hitsSeen = now.get('nicecache_cache_hits_total')! - before.get('nicecache_cache_hits_total')!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const after = await scrape(url);
     assert.ok(
@@ -128,6 +132,36 @@ describe('--metrics', () => {
     );
   });
 
+  test('connections: accepted, open now', async () => {
+    const before = await scrape(url);
+    const extra = await mariadb.createConnection({
+      host: proxy.host,
+      port: proxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+    });
+    const during = await scrape(url);
+    await extra.end();
+    assert.equal(
+      during.get('nicecache_client_connections_total'),
+      before.get('nicecache_client_connections_total')! + 1,
+    );
+    assert.equal(
+      during.get('nicecache_clients_connected'),
+      before.get('nicecache_clients_connected')! + 1,
+    );
+    // The close reaches the worker a moment after the client's end().
+    for (let i = 0; i < 100; i++) {
+      if (
+        (await scrape(url)).get('nicecache_clients_connected') ===
+        before.get('nicecache_clients_connected')
+      )
+        return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.fail('the closed connection is still counted as open');
+  });
+
   test('the process figures, and nothing but /metrics', async () => {
     const samples = await scrape(url);
     assert.ok(samples.get('process_cpu_seconds_total')! > 0);
@@ -141,5 +175,32 @@ describe('--metrics', () => {
     const post = await fetch(url, { method: 'POST' });
     assert.equal(post.status, 405);
     await post.text();
+  });
+});
+
+describe('--metrics with the server down', () => {
+  test('each client told the server cannot be reached is counted', async () => {
+    // A port nothing listens on: bound, read, released.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const proxy = await startProxyProcess({
+      backend: `127.0.0.1:${deadPort}`,
+      workers: 1,
+      extraArgs: ['--metrics', '127.0.0.1:0'],
+    });
+    try {
+      const url = metricsUrl(proxy);
+      for (let i = 0; i < 2; i++) {
+        await assert.rejects(
+          mariadb.createConnection({ host: proxy.host, port: proxy.port, user: 'root' }),
+          (error: { errno?: number }) => error.errno === 1429,
+        );
+      }
+      assert.equal((await scrape(url)).get('nicecache_backend_unreachable_total'), 2);
+    } finally {
+      await proxy.stop();
+    }
   });
 });
