@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import type { LogFormat } from '../proxy/log.ts';
 
 export interface HostPort {
   host: string;
@@ -40,9 +41,16 @@ export interface ProxyConfig {
   binlogServerId: number | null;
   /** Where to serve Prometheus metrics at /metrics; null: nowhere. */
   metrics: HostPort | null;
+  logFormat: LogFormat;
 }
 
 export type BinlogMode = 'auto' | 'on' | 'off';
+
+function parseLogFormat(text: string): LogFormat {
+  const lowered = text.toLowerCase();
+  if (lowered === 'text' || lowered === 'json') return lowered;
+  throw new ConfigError(`--log-format: expected text or json, got '${text}'`);
+}
 
 /** Each option: its flag, environment variable, config-file key, default and help text. */
 export const proxyOptionSpecs = [
@@ -178,6 +186,13 @@ export const proxyOptionSpecs = [
     value: 'HOST:PORT',
     fallback: '',
     help: 'serve Prometheus metrics at http://HOST:PORT/metrics (default: not served)',
+  },
+  {
+    flag: 'log-format',
+    env: 'NICECACHE_LOG_FORMAT',
+    value: 'text|json',
+    fallback: 'text',
+    help: 'text: a line per event for people; json: one JSON object per line (time, level, worker, msg) for log collectors',
   },
 ] as const;
 
@@ -318,6 +333,7 @@ export function parseProxyConfig(
     binlogMaxLagMs: parsePositiveInt(value('binlog-max-lag'), '--binlog-max-lag'),
     binlogServerId: parseServerId(value('binlog-server-id')),
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
+    logFormat: parseLogFormat(value('log-format')),
   };
 }
 
@@ -343,6 +359,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlogMaxLagMs: '--binlog-max-lag',
     binlogServerId: '--binlog-server-id',
     metrics: '--metrics',
+    logFormat: '--log-format',
   };
   return Object.keys(names)
     .filter(

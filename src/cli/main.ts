@@ -13,7 +13,7 @@ import { version } from './version.ts';
 // SIGUSR1 makes Node open its inspector on 127.0.0.1:9229, unauthenticated, in a process that
 // holds the admin password and sees all traffic. The npm scripts start Node with
 // --disable-sigusr1; a listener of our own does the same however Node was started.
-const signalLog = createLogger();
+let signalLog = createLogger();
 process.on('SIGUSR1', () => signalLog.info('SIGUSR1 ignored (the inspector stays closed)'));
 
 const usage = `Usage: nicecache <command> [options]
@@ -78,7 +78,8 @@ async function runProxy(args: string[]): Promise<void> {
     console.log(proxyHelp());
     return;
   }
-  const log = createLogger();
+  const log = createLogger({ format: config.logFormat });
+  signalLog = log;
   if (config.adminPasswordOnCommandLine && config.adminPassword !== '') scrubPassword(args, log);
   // Before the start, so that neither signal can end a proxy that is starting either.
   for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {

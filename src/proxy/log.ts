@@ -1,5 +1,7 @@
 /**
- * A minimal leveled logger to stderr: one line per event, with a UTC timestamp and the level.
+ * A minimal leveled logger to stderr: one line per event, with a UTC timestamp and the level,
+ * as text for people or (--log-format json) one JSON object per line for log collectors:
+ * `{"time":"…","level":"info","worker":0,"msg":"…"}` (`worker` only on a worker's lines).
  * Debug lines appear only with NICECACHE_DEBUG=1, so the hot path pays one boolean test.
  *
  * Warnings and errors are rate-limited per kind (the text before the first ':'): a client that
@@ -7,7 +9,11 @@
  * LINES_PER_KIND lines of one kind in a window, lines of that kind are counted instead, and one
  * line at the end of the window says how many were left out. Other kinds are not affected.
  */
+export type LogFormat = 'text' | 'json';
+
 export interface Logger {
+  /** How lines are written; workers are started with their parent's. */
+  readonly format: LogFormat;
   debug(message: string): void;
   info(message: string): void;
   warn(message: string): void;
@@ -19,6 +25,9 @@ export interface LoggerOptions {
   write?: (line: string) => void;
   /** The clock, in ms; Date.now by default. */
   now?: () => number;
+  format?: LogFormat;
+  /** The worker whose lines these are (text: a `[worker N] ` prefix; json: a field). */
+  worker?: number;
 }
 
 const debugEnabled = process.env['NICECACHE_DEBUG'] === '1';
@@ -34,11 +43,18 @@ function kindOf(message: string): string {
   return colon < 0 ? message : message.slice(0, colon);
 }
 
-export function createLogger(prefix = '', options: LoggerOptions = {}): Logger {
+export function createLogger(options: LoggerOptions = {}): Logger {
   const out = options.write ?? ((line: string) => void process.stderr.write(line));
   const now = options.now ?? Date.now;
+  const format = options.format ?? 'text';
+  const worker = options.worker;
+  const prefix = worker === undefined ? '' : `[worker ${worker}] `;
   const write = (level: string, message: string, at = now()): void => {
-    out(`${new Date(at).toISOString()} ${level} ${prefix}${message}\n`);
+    const time = new Date(at).toISOString();
+    if (format === 'json') {
+      const fields = { time, level: level.trimEnd(), ...(worker === undefined ? {} : { worker }) };
+      out(`${JSON.stringify({ ...fields, msg: message })}\n`);
+    } else out(`${time} ${level} ${prefix}${message}\n`);
   };
 
   let windowStart = now();
@@ -86,6 +102,7 @@ export function createLogger(prefix = '', options: LoggerOptions = {}): Logger {
   };
 
   return {
+    format,
     debug: (message) => {
       if (debugEnabled) write('debug', message);
     },

@@ -138,6 +138,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         followerStatus: followerStatusBuffer,
         workers: options.workers,
         cache: options.cache,
+        logFormat: options.log.format,
       };
       const worker = new Worker(workerUrl, {
         workerData: config,

@@ -2,6 +2,7 @@
 import type { QueryCacheType } from '../cache/query-cache.ts';
 import type { BackendAddress } from './client-session.ts';
 import type { AdminAccount } from './schema-catalog.ts';
+import type { LogFormat } from './log.ts';
 
 /** The query cache's options, as given to the proxy. */
 export interface CacheSettings {
@@ -33,6 +34,8 @@ export interface WorkerConfig {
   followerStatus: SharedArrayBuffer;
   workers: number;
   cache: CacheSettings | null;
+  /** The main thread's --log-format. */
+  logFormat: LogFormat;
 }
 
 /** `fault`: a test-only failure (NICECACHE_TEST_FAULTS): the worker dies of an uncaught error. */

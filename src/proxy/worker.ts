@@ -19,7 +19,7 @@ import type { WorkerCache } from './statement-router.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 
 const config = workerData as WorkerConfig;
-const log = createLogger(`[worker ${config.index}] `);
+const log = createLogger({ format: config.logFormat, worker: config.index });
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
 const registry = new InvalidationRegistry(config.registry, config.registryRegion);

@@ -282,6 +282,43 @@ describe('signals and exposure', () => {
     }
   });
 
+  test('--log-format json: every line the proxy and its workers write is one JSON object', async () => {
+    const proxy = await startProxyProcess({
+      backend,
+      workers: 2,
+      extraArgs: ['--log-format', 'json'],
+      // Debug lines too, so the workers write some (a client connected).
+      env: { NICECACHE_DEBUG: '1' },
+    });
+    try {
+      await selectOne(proxy.port);
+      proxy.child.kill('SIGUSR1');
+      await waitForLog(proxy, /SIGUSR1 ignored/);
+    } finally {
+      assert.equal(await proxy.stop('SIGTERM'), 0);
+    }
+    const entries = proxy
+      .log()
+      .trim()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { time: string; level: string; worker?: number; msg: string },
+      );
+    for (const entry of entries) {
+      assert.match(entry.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.ok(['debug', 'info', 'warn', 'error'].includes(entry.level), entry.level);
+      assert.equal(typeof entry.msg, 'string');
+    }
+    assert.ok(entries.some((entry) => /^nicecache listening on /.test(entry.msg)));
+    assert.ok(entries.some((entry) => entry.msg === 'stopped'));
+    assert.ok(
+      entries.some(
+        (entry) => typeof entry.worker === 'number' && /client connected/.test(entry.msg),
+      ),
+      'a worker line, with its worker',
+    );
+  });
+
   test('an admin password given as an option is warned about and not left in the process list', async () => {
     const proxy = await startProxyProcess({
       backend,

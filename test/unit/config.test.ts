@@ -40,6 +40,7 @@ describe('proxy configuration', () => {
       binlogMaxLagMs: 1000,
       binlogServerId: null,
       metrics: null,
+      logFormat: 'text',
     });
   });
 
@@ -143,7 +144,7 @@ describe('proxy configuration', () => {
     assert.throws(() => parseProxyConfig(['--binlog-server-id', '4294967296'], {}), ConfigError);
   });
 
-  test('--metrics: where to serve /metrics, from a flag or the environment', () => {
+  test('--metrics and --log-format, from a flag or the environment', () => {
     assert.deepEqual(parseProxyConfig(['--metrics', '0.0.0.0:9104'], {})!.metrics, {
       host: '0.0.0.0',
       port: 9104,
@@ -153,6 +154,9 @@ describe('proxy configuration', () => {
       port: 0,
     });
     assert.throws(() => parseProxyConfig(['--metrics', 'nowhere'], {}), /--metrics/);
+    assert.equal(parseProxyConfig(['--log-format', 'JSON'], {})!.logFormat, 'json');
+    assert.equal(parseProxyConfig([], { NICECACHE_LOG_FORMAT: 'json' })!.logFormat, 'json');
+    assert.throws(() => parseProxyConfig(['--log-format', 'xml'], {}), /--log-format/);
   });
 
   test('changedSettings names the options that differ', () => {

@@ -2,11 +2,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LINES_PER_KIND, LOG_WINDOW_MS, createLogger } from '../../src/proxy/log.ts';
+import type { LogFormat } from '../../src/proxy/log.ts';
 
-function collecting(start = Date.UTC(2026, 0, 2, 3, 4, 5, 678)) {
+function collecting(start = Date.UTC(2026, 0, 2, 3, 4, 5, 678), format: LogFormat = 'text') {
   const lines: string[] = [];
   let clock = start;
-  const log = createLogger('[worker 1] ', { write: (line) => lines.push(line), now: () => clock });
+  const log = createLogger({
+    worker: 1,
+    format,
+    write: (line) => lines.push(line),
+    now: () => clock,
+  });
   return { log, lines, advance: (ms: number) => (clock += ms) };
 }
 
@@ -19,6 +25,27 @@ describe('log', () => {
       '2026-01-02T03:04:05.678Z info  [worker 1] nicecache listening\n',
       '2026-01-02T03:04:05.678Z warn  [worker 1] something odd: details\n',
     ]);
+  });
+
+  test('--log-format json: one object per line, the message whole, the worker as a field', () => {
+    const { log, lines } = collecting(undefined, 'json');
+    log.info('nicecache listening');
+    log.warn('odd: "quoted"\nand a newline');
+    assert.deepEqual(
+      lines.map((line) => {
+        assert.ok(line.endsWith('\n') && !line.slice(0, -1).includes('\n'), 'one line each');
+        return JSON.parse(line) as unknown;
+      }),
+      [
+        { time: '2026-01-02T03:04:05.678Z', level: 'info', worker: 1, msg: 'nicecache listening' },
+        {
+          time: '2026-01-02T03:04:05.678Z',
+          level: 'warn',
+          worker: 1,
+          msg: 'odd: "quoted"\nand a newline',
+        },
+      ],
+    );
   });
 
   test('a flood of one kind is cut to LINES_PER_KIND a window, then counted in one line', () => {
