@@ -109,7 +109,6 @@ const HARMLESS_EVENTS: ReadonlySet<number> = new Set([
   13, // RAND
   14, // USER_VAR
   17, // BEGIN_LOAD_QUERY
-  EventType.ROTATE,
   EventType.FORMAT_DESCRIPTION,
   EventType.HEARTBEAT,
   EventType.ANNOTATE_ROWS,

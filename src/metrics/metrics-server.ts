@@ -172,11 +172,17 @@ export function buildRegistry(sources: MetricsSources): Registry {
       this.inc({ cause: 'binlog_everything' }, sources.follower?.invalidationsAll ?? 0);
     },
   });
-  gauge(registry, 'nicecache_cache_entries', 'Results in the cache now.', () =>
-    cacheTotal(Counter.QUERIES_IN_CACHE)(),
+  gauge(
+    registry,
+    'nicecache_cache_entries',
+    'Results in the cache now.',
+    cacheTotal(Counter.QUERIES_IN_CACHE),
   );
-  gauge(registry, 'nicecache_cache_bytes', 'Bytes charged to the cache now.', () =>
-    cacheTotal(Counter.BYTES_USED)(),
+  gauge(
+    registry,
+    'nicecache_cache_bytes',
+    'Bytes charged to the cache now.',
+    cacheTotal(Counter.BYTES_USED),
   );
   gauge(
     registry,
