@@ -77,15 +77,33 @@ export function planSplit(allowed: readonly number[]): CpuPlan {
  * its threads, which agree once it is pinned); null when the process is gone.
  */
 export function processCpus(pid: number): string | null {
+  const lists = threadCpuLists(pid);
+  if (lists === null) return null;
+  const cpus = new Set<number>();
+  for (const list of lists) for (const cpu of parseCpuList(list)) cpus.add(cpu);
+  return formatCpuList([...cpus]);
+}
+
+/**
+ * Each thread's CPU list (formatted), skipping threads that end while they are read (Node's and
+ * the server's come and go); null when the process itself is gone.
+ */
+export function threadCpuLists(pid: number): string[] | null {
+  let tasks: string[];
   try {
-    const cpus = new Set<number>();
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      for (const cpu of threadCpus(pid, Number(task))) cpus.add(cpu);
-    }
-    return formatCpuList([...cpus]);
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return null;
   }
+  const lists: string[] = [];
+  for (const task of tasks) {
+    try {
+      lists.push(formatCpuList(threadCpus(pid, Number(task))));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return lists;
 }
 
 /** Cpus_allowed_list of one thread (for the process's main thread, TID = PID). */

@@ -19,7 +19,7 @@ import type { SweepResult } from '../../src/bench/sweep-result.ts';
 import { cleanupData, runSweep } from '../../src/bench/sweep.ts';
 import type { SweepOptions } from '../../src/bench/sweep.ts';
 import { TargetError, parseTarget } from '../../src/bench/targets.ts';
-import { formatCpuList, ownCpus, planSplit, threadCpus } from '../../src/bench/topology.ts';
+import { ownCpus, planSplit, threadCpuLists } from '../../src/bench/topology.ts';
 import { seedTable } from '../../src/bench/report-text.ts';
 import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
@@ -200,9 +200,8 @@ describe('benchmark sweep', () => {
             const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
             const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
             if (ppid !== process.pid) return [];
-            const threads = readdirSync(`/proc/${pid}/task`).map((tid) =>
-              formatCpuList(threadCpus(Number(pid), Number(tid))),
-            );
+            const threads = threadCpuLists(Number(pid));
+            if (threads === null) return [];
             return [
               { comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), cpus: new Set(threads) },
             ];
@@ -224,13 +223,7 @@ describe('benchmark sweep', () => {
         probeSeconds: 1,
         onStep: () => {
           seen.push(children());
-          ownThreads.push(
-            new Set(
-              readdirSync('/proc/self/task').map((tid) =>
-                formatCpuList(threadCpus(process.pid, Number(tid))),
-              ),
-            ),
-          );
+          ownThreads.push(new Set(threadCpuLists(process.pid)));
         },
       }),
     );

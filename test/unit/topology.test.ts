@@ -1,7 +1,8 @@
 /**
  * The benchmark's topology: CPU lists as the kernel writes them, the split of this machine's CPUs
  * between the server and the rest, and pinning a real process — every one of its threads must end
- * up with the CPUs asked, as /proc/PID/task/TID/status says, including threads it starts later.
+ * up with the CPUs asked, as /proc/PID/task/TID/status says, including threads it starts later;
+ * and reading every thread's CPUs while threads come and go.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,6 +17,7 @@ import {
   pinProcess,
   planSplit,
   processCpus,
+  threadCpuLists,
   threadCpus,
 } from '../../src/bench/topology.ts';
 
@@ -107,5 +109,37 @@ describe('pinProcess', () => {
     await once(child, 'exit');
     assert.equal(processCpus(child.pid!), null);
     assert.throws(() => pinProcess(child.pid!, String(cpus[0])), TopologyError);
+  });
+});
+
+describe('threadCpuLists', () => {
+  test('reads every thread while threads come and go; null for a process that is gone', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const own = formatCpuList(ownCpus());
+    let churning = true;
+    // Threads that start and end as fast as they can, beside the reads.
+    const churn = (async () => {
+      while (churning) {
+        const worker = new Worker('0', { eval: true });
+        await once(worker, 'exit');
+      }
+    })();
+    let reads = 0;
+    const until = Date.now() + 1500;
+    try {
+      while (Date.now() < until) {
+        const lists = threadCpuLists(process.pid);
+        assert.ok(lists !== null && lists.length >= 1);
+        for (const list of lists) assert.equal(list, own);
+        reads++;
+        // Let the churn run between reads.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      churning = false;
+      await churn;
+    }
+    assert.ok(reads > 10, `${reads} reads`);
+    assert.equal(threadCpuLists(2 ** 22 + 7), null);
   });
 });
