@@ -100,7 +100,9 @@ export function threadCpuLists(pid: number): string[] | null {
     try {
       lists.push(formatCpuList(threadCpus(pid, Number(task))));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // ENOENT: gone before the open; ESRCH: gone between the open and the read.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ESRCH') throw error;
     }
   }
   return lists;
