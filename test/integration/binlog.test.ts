@@ -19,6 +19,7 @@ import type { Connection } from 'mariadb';
 import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { freePort } from '../support/free-port.ts';
 import { runNicecache, startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { metricsUrl, parseSamples, promtoolCheck } from '../support/metrics.ts';
@@ -67,18 +68,6 @@ async function hits(on: Connection = reader): Promise<number> {
 async function statusValue(name: string, on: Connection = reader): Promise<string> {
   const rows = await on.query<Array<{ Value: string }>>(`SHOW GLOBAL STATUS LIKE '${name}'`);
   return rows[0]?.Value ?? '';
-}
-
-/** A port nothing listens on (bound, read, released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -25,6 +25,7 @@ import {
 } from '../support/env.ts';
 import { startFaultForwarder } from '../support/fault-forwarder.ts';
 import type { FaultForwarder } from '../support/fault-forwarder.ts';
+import { freePort } from '../support/free-port.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient } from '../support/raw-client.ts';
@@ -47,14 +48,6 @@ function driverConnection(port: number): Promise<Connection> {
 function residentBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(match![1]) * 1024;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
 async function firstPacketError(port: number): Promise<ReturnType<typeof readErr>> {

@@ -24,6 +24,7 @@ import { LINES_PER_KIND } from '../../src/proxy/log.ts';
 import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
+import { freePort } from '../support/free-port.ts';
 import { runNicecache, startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient } from '../support/raw-client.ts';
@@ -67,14 +68,6 @@ function adminConnection(): Promise<MysqlConnection> {
     password: server.password,
     database: null,
   });
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
 /** Waits until the proxy has logged a line matching `pattern` (it acts on signals async). */

@@ -5,7 +5,6 @@
  * STATUS leaving them growing as Prometheus needs.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import type { Connection } from 'mariadb';
@@ -16,6 +15,7 @@ import {
   BACKEND_PORT,
   BACKEND_USER,
 } from '../support/env.ts';
+import { freePort } from '../support/free-port.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { metricsUrl, parseSamples, promtoolCheck } from '../support/metrics.ts';
@@ -180,11 +180,7 @@ describe('--metrics', () => {
 
 describe('--metrics with the server down', () => {
   test('each client told the server cannot be reached is counted', async () => {
-    // A port nothing listens on: bound, read, released.
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const deadPort = (probe.address() as { port: number }).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const deadPort = await freePort();
     const proxy = await startProxyProcess({
       backend: `127.0.0.1:${deadPort}`,
       workers: 1,
