@@ -1157,6 +1157,11 @@ describe('the follower in Prometheus metrics', () => {
         if (Date.now() > deadline) assert.fail('the direct writes never showed in the metrics');
         await sleep(POLL_MS);
       }
+      // The visibility check is counted when its answer comes, a moment after the commit.
+      while (((await scrape()).get('nicecache_binlog_visibility_checks_total') ?? 0) < 1) {
+        if (Date.now() > deadline) assert.fail('no visibility check was counted');
+        await sleep(POLL_MS);
+      }
       const after = await scrape();
       assert.ok(
         after.get('nicecache_binlog_events_total')! > before.get('nicecache_binlog_events_total')!,
