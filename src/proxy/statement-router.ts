@@ -1022,8 +1022,24 @@ export class StatementRouter {
    */
   #executedSelect(entry: MemoEntry): MemoEntry | null {
     const control = entry.info.control;
-    if (control?.kind !== 'sql-execute' || control.using || control.name === null) return null;
-    const prepared = this.#sqlPrepared.get(control.name);
+    if (control?.kind !== 'sql-execute' || control.using) return null;
+    return this.#preparedSelect(control.name);
+  }
+
+  /**
+   * The prepared SELECT an EXECUTE name USING @var, ... runs, under the same conditions. Its
+   * values are the server's, so it is never answered from the cache; but it is the SELECT, which
+   * reads what it reads and runs nothing else (a procedure, DDL) an unknown EXECUTE might.
+   */
+  #executedSelectUsing(entry: MemoEntry): MemoEntry | null {
+    const control = entry.info.control;
+    if (control?.kind !== 'sql-execute' || !control.using) return null;
+    return this.#preparedSelect(control.name);
+  }
+
+  #preparedSelect(name: string | null): MemoEntry | null {
+    if (name === null) return null;
+    const prepared = this.#sqlPrepared.get(name);
     if (prepared === undefined) return null;
     if (!this.#stateDirty && prepared.sessionKey !== this.#sessionKey) return null;
     return prepared.entry;
@@ -1117,7 +1133,8 @@ export class StatementRouter {
       this.#classifyMode,
       this.#serverVersion,
     );
-    const entry = this.#executedSelect(classified) ?? classified;
+    const executedUsing = this.#executedSelectUsing(classified);
+    const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
     const info = entry.info;
     const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
     if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
@@ -1154,6 +1171,7 @@ export class StatementRouter {
       return route;
     }
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
+    if (executedUsing !== null) return this.#bypass(Bypass.UNCACHEABLE, info, marks);
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${info.keyText}`;

@@ -1274,6 +1274,11 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await d.query('EXECUTE s5 USING @id');
         await d.query('EXECUTE s5 USING @id');
         await run.expect({ hits: 0 }, 'FROM @var, USING @var');
+        // EXECUTE ... USING of a SELECT the proxy saw prepared runs that SELECT and nothing else
+        // (no procedure, no DDL): the session's other reads are still answered from the cache.
+        await d.query('SELECT v FROM t WHERE id = 1');
+        await d.query('SELECT v FROM t WHERE id = 1');
+        await run.expect({ inserts: 1, hits: 1 }, 'after EXECUTE ... USING, reads still hit');
         // A PREPARE that fails drops the statement of that name. (An EXECUTE of a name not known
         // to be a SELECT may run a procedure, which may create temporary tables: from here on,
         // nothing of this session is cached.)
