@@ -22,12 +22,12 @@
  * Replies are handed over as the proxy copies them, Buffer.allocUnsafe (a view into an 8 KB pool
  * slab, which the store copies into a buffer of its own), or already in a buffer of their own,
  * Buffer.allocUnsafeSlow. The "+ churn" scenario also allocates a short-lived pool buffer after
- * each reply, as the copy a hit sends would be, and re-reads a hot set of early entries so SIEVE
+ * each reply, as the copy a hit sends would be, and re-reads a hot set of early entries so CLOCK
  * keeps them.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ENTRY_OVERHEAD_BYTES, ResultStore } from '../src/cache/result-store.ts';
+import { ENTRY_OVERHEAD_BYTES, NO_ENTRY, ResultStore } from '../src/cache/result-store.ts';
 
 const KEY_CHARS = 60;
 /** The session part of a key: the proxy's id for the session state a result depends on. */
@@ -99,14 +99,19 @@ function runScenario(entries: number, scenario: Scenario): Measurement {
       statusOffsets: [REPLY_BYTES - 50, REPLY_BYTES - 2],
       slots: Int32Array.of(i % 8),
       fillSeq: i,
+      rows: 1,
     };
-    chargeTotal += ResultStore.chargeOf(key, result);
+    chargeTotal += ResultStore.chargeOf(
+      key,
+      REPLY_BYTES,
+      result.statusOffsets.length + result.slots.length,
+    );
     store.set(key, result);
     if (scenario.churn) {
       // Dropped at once, as the copy a hit sends would be: it shares a slab with stored replies.
       Buffer.allocUnsafe(REPLY_BYTES).fill(0);
       if (i % HOT_SPACING === 0 && hot.length < HOT_KEYS) hot.push(key);
-      if (hot.length > 0 && store.get(hot[i % hot.length]!) !== undefined) hits++;
+      if (hot.length > 0 && store.find(hot[i % hot.length]!) !== NO_ENTRY) hits++;
     }
     if (i % 10_000 === 0) rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
   }

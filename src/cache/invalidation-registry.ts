@@ -191,14 +191,26 @@ export class InvalidationRegistry {
    * raised its number.
    */
   isFresh(slots: Int32Array, fillSeq: number, snapshotSeq: number): boolean {
+    return this.isFreshIn(slots, 0, slots.length, fillSeq, snapshotSeq);
+  }
+
+  /** isFresh for the `count` slots at `from` in `slots` (where the store keeps them). */
+  isFreshIn(
+    slots: Int32Array,
+    from: number,
+    count: number,
+    fillSeq: number,
+    snapshotSeq: number,
+  ): boolean {
     const words = this.#words;
     if (Atomics.load(words, EVERYTHING_IN_FLIGHT) !== 0) return false;
     const limit = notAfter(fillSeq, snapshotSeq) ? fillSeq : snapshotSeq;
     if (!notAfter(Atomics.load(words, EVERYTHING_SEQ), limit)) return false;
-    for (let i = 0; i < slots.length; i++) {
+    const end = from + count;
+    for (let i = from; i < end; i++) {
       if (Atomics.load(words, this.#inFlightBase + slots[i]!) !== 0) return false;
     }
-    for (let i = 0; i < slots.length; i++) {
+    for (let i = from; i < end; i++) {
       if (!notAfter(Atomics.load(words, HEADER_WORDS + slots[i]!), limit)) return false;
     }
     const age = (Atomics.load(words, SEQUENCE) - fillSeq) | 0;

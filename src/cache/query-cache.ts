@@ -6,10 +6,10 @@
 import { CacheStats, Counter } from './cache-stats.ts';
 import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
-import { ResultStore } from './result-store.ts';
-import type { CachedResult } from './result-store.ts';
+import { NO_ENTRY, ResultStore } from './result-store.ts';
+import type { QueuedWriter } from './result-store.ts';
 
-export type { CachedResult } from './result-store.ts';
+export { NO_ENTRY } from './result-store.ts';
 
 /** query_cache_type: OFF, ON, or DEMAND (only SQL_CACHE queries). */
 export type QueryCacheType = 0 | 1 | 2;
@@ -47,9 +47,9 @@ export class QueryCache {
   #sweptAt: number | null = null;
   /** The registry's sequence when the pass under way began. */
   #passFrom: number | null = null;
-  readonly #isDead = (result: CachedResult): boolean => {
-    if (this.registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) return false;
-    this.#noteDropped(result);
+  readonly #isDead = (id: number): boolean => {
+    if (this.#freshFor(id, this.#store.fillSeqOf(id))) return false;
+    this.#noteDropped(id);
     return true;
   };
 
@@ -83,30 +83,48 @@ export class QueryCache {
   }
 
   /**
-   * A stored result still equal to what the server would answer now and, inside a transaction,
-   * to what its snapshot sees (`snapshotSeq`, or null outside a snapshot).
+   * The number of a stored result still equal to what the server would answer now and, inside
+   * a transaction, to what its snapshot sees (`snapshotSeq`, or null outside a snapshot); or
+   * NO_ENTRY. The number is good until the next change to the cache: read the reply at once.
    */
-  lookup(key: string, snapshotSeq: number | null): CachedResult | undefined {
+  lookup(key: string, snapshotSeq: number | null): number {
     this.#followClears();
-    const result = this.#store.get(key);
-    if (result === undefined) return undefined;
-    const registry = this.registry;
+    const store = this.#store;
+    const id = store.find(key);
+    if (id === NO_ENTRY) return NO_ENTRY;
+    const fillSeq = store.fillSeqOf(id);
     // One pass on the hit path: fresh for the snapshot implies fresh for everyone.
-    if (registry.isFresh(result.slots, result.fillSeq, snapshotSeq ?? result.fillSeq)) {
-      if (!result.served) {
-        result.served = true;
-        this.admission.served(result.slots);
-      }
-      return result;
+    if (this.#freshFor(id, snapshotSeq ?? fillSeq)) {
+      if (!store.wasServed(id)) this.admission.served(store.slotsOf(id));
+      return id;
     }
     this.stats.add(Counter.STALE_HITS_REFUSED);
-    if (snapshotSeq === null || !registry.isFresh(result.slots, result.fillSeq, result.fillSeq)) {
+    if (snapshotSeq === null || !this.#freshFor(id, fillSeq)) {
       // Stale for everyone from now on: free the room at once.
-      this.#noteDropped(result);
-      this.#store.delete(key);
+      this.#noteDropped(id);
+      store.deleteEntry(id);
       this.#updateGauges();
     }
-    return undefined;
+    return NO_ENTRY;
+  }
+
+  /**
+   * A found result's reply with the session's `bits` (under `mask`) in its status fields: a view
+   * of the store's memory when they already are, else a copy. Write it at once, then call
+   * `pinIfQueued`.
+   */
+  replyOf(id: number, bits: number, mask: number): Buffer {
+    return this.#store.replyWithStatus(id, bits, mask);
+  }
+
+  /** Rows of a found result (what FOUND_ROWS() says after it). */
+  rowsOf(id: number): number {
+    return this.#store.rowsOf(id);
+  }
+
+  /** After a reply was written to `writer`: keeps its bytes as they are while still queued. */
+  pinIfQueued(reply: Buffer, writer: QueuedWriter): void {
+    this.#store.pinIfQueued(reply, writer);
   }
 
   /**
@@ -133,6 +151,7 @@ export class QueryCache {
     statusOffsets: readonly number[],
     slots: Int32Array,
     fillSeq: number,
+    rows: number,
   ): boolean {
     this.#followClears();
     if (!this.registry.isFresh(slots, fillSeq, fillSeq)) {
@@ -140,7 +159,7 @@ export class QueryCache {
       this.stats.add(Counter.NOT_CACHED);
       return false;
     }
-    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq })) {
+    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq, rows })) {
       this.stats.add(Counter.TOO_LARGE);
       this.stats.add(Counter.NOT_CACHED);
       return false;
@@ -181,11 +200,25 @@ export class QueryCache {
    * A result is dropped as stale: if no one was ever served it, the tables whose writes made it
    * stale wasted a fill. A write to everything blames no table in particular.
    */
-  #noteDropped(result: CachedResult): void {
-    if (result.served) return;
-    const slots = result.slots;
+  /** Is stored result `id` still what the server holds, for a reader at `snapshotSeq`? */
+  #freshFor(id: number, snapshotSeq: number): boolean {
+    const store = this.#store;
+    return this.registry.isFreshIn(
+      store.ints,
+      store.slotsStart(id),
+      store.slotCount(id),
+      store.fillSeqOf(id),
+      snapshotSeq,
+    );
+  }
+
+  #noteDropped(id: number): void {
+    const store = this.#store;
+    if (store.servedBefore(id)) return;
+    const slots = store.slotsOf(id);
+    const fillSeq = store.fillSeqOf(id);
     for (let i = 0; i < slots.length; i++) {
-      if (this.registry.writtenSince(slots[i]!, result.fillSeq)) this.admission.wasted(slots[i]!);
+      if (this.registry.writtenSince(slots[i]!, fillSeq)) this.admission.wasted(slots[i]!);
     }
   }
 

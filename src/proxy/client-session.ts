@@ -555,9 +555,13 @@ export class ClientSession {
   /** An answer of the cache's own: the client gets it at once, nothing reaches the server. */
   #answer(bytes: Buffer): void {
     this.#sentToClient = true;
-    if (!this.#client.write(bytes)) {
+    const client = this.#client;
+    const drained = client.write(bytes);
+    // A hit's bytes are the cache's own memory: still queued, they must not be reused yet.
+    if (client.writableLength > 0) this.#router?.pinIfQueued(bytes, client);
+    if (!drained) {
       this.#pausedForAnswers = true;
-      this.#client.pause();
+      client.pause();
     }
   }
 
@@ -723,7 +727,8 @@ export class ClientSession {
     if (pending.internal !== null || plan === null) return;
     if (pending.copy !== null) {
       if (plan.fill !== null) {
-        router.store(plan.fill, tracker, pending.copy.finish(), pending.copy.statusOffsets);
+        router.store(plan.fill, tracker, pending.copy.view(), pending.copy.statusOffsets);
+        pending.copy.abandon();
       } else if (tracker.failed) {
         pending.copy.abandon();
       } else {

@@ -3,9 +3,9 @@
  * to its client (the client never waits for it). Past the per-result limit the copy is dropped
  * and the reply only relayed.
  *
- * Copies are taken into scratch buffers reused from one reply to the next, and only the finished
- * reply gets a buffer of its own: every allocation here is garbage some GC pays for, with tens of
- * thousands of entries alive in the same heap.
+ * Copies are taken into scratch buffers reused from one reply to the next: every allocation here
+ * is garbage some GC pays for. The cache's store copies a finished reply from the scratch buffer
+ * into its own memory (`view`); only a reply kept elsewhere gets a buffer of its own (`finish`).
  */
 const SCRATCH_SIZE = 16 * 1024;
 /** Scratch buffers kept for reuse in this thread; more are made when many copies run at once. */
@@ -55,6 +55,15 @@ export class ReplyCopy {
     }
     if (statusAt >= 0) this.statusOffsets.push(this.#length + 4 + statusAt);
     this.#length += raw.copy(buffer, this.#length);
+  }
+
+  /**
+   * The reply's bytes where they were copied, or null when it outgrew the limit: good until
+   * `abandon`, for a store that copies them once more into memory of its own.
+   */
+  view(): Buffer | null {
+    const buffer = this.#buffer;
+    return buffer === null ? null : buffer.subarray(0, this.#length);
   }
 
   /** The reply's bytes in a buffer of their own size, or null when it outgrew the limit. */

@@ -9,7 +9,9 @@
  */
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import { Bypass, Counter } from '../cache/cache-stats.ts';
-import type { CachedResult, QueryCache, QueryCacheType } from '../cache/query-cache.ts';
+import { NO_ENTRY } from '../cache/query-cache.ts';
+import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
+import type { QueuedWriter } from '../cache/result-store.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
 import { REPLY_NEUTRAL_CAPABILITIES } from '../protocol/handshake.ts';
@@ -137,6 +139,9 @@ const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
 
 const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
+/** No hit to account for (#lastHit, #foundRowsDebt): they hold a hit's row count otherwise. */
+const NO_HIT = -1;
+
 /**
  * Kinds whose routing reads the session's state: a SELECT's key, the tables a write names (in
  * the current schema), a DDL's schema, the isolation a transaction starts at. See
@@ -244,15 +249,16 @@ export class StatementRouter {
   /** SELECTs prepared by SQL PREPARE, by their lowered names. */
   readonly #sqlPrepared = new Map<string, SqlPrepared>();
   /**
-   * The reply last served from the cache, while that was the last command: the server never ran
-   * it, so what it says about "the previous statement" must be put right before anyone asks.
+   * The rows of the reply last served from the cache, while that was the last command (NO_HIT
+   * otherwise): the server never ran it, so what it says about "the previous statement" must be
+   * put right before anyone asks.
    */
-  #lastHit: Buffer | null = null;
+  #lastHit = NO_HIT;
   /**
-   * The reply of the last hit while no SELECT has run on the server since: FOUND_ROWS() there
-   * still counts an older result, which only a SELECT resets.
+   * The rows of the last hit while no SELECT has run on the server since (NO_HIT otherwise):
+   * FOUND_ROWS() there still counts an older result, which only a SELECT resets.
    */
-  #foundRowsDebt: Buffer | null = null;
+  #foundRowsDebt = NO_HIT;
   /**
    * FOUND_ROWS() as the client left it before the probe, whose own row made it 1 on the server:
    * put back before the next statement unless that statement is a SELECT, which sets it anew.
@@ -335,6 +341,11 @@ export class StatementRouter {
     if (status >= 0) this.txn.status = status;
   }
 
+  /** After an answer was written to `writer`: a hit's bytes stay as they are while queued. */
+  pinIfQueued(answer: Buffer, writer: QueuedWriter): void {
+    this.#cache.pinIfQueued(answer, writer);
+  }
+
   /** Decides what happens to a client command (its payload, without the packet header). */
   route(payload: Buffer): Route {
     // Any command but another hit makes the last hit no longer the last statement, except those
@@ -347,7 +358,7 @@ export class StatementRouter {
       command !== Command.STMT_RESET &&
       command !== Command.STMT_SEND_LONG_DATA
     ) {
-      this.#lastHit = null;
+      this.#lastHit = NO_HIT;
       this.#endReplay = null;
     }
     const special = this.#routeTransaction(payload, lastHit, endReplay);
@@ -371,11 +382,7 @@ export class StatementRouter {
    * What a command gets before the usual routing, because of a transaction the proxy began or
    * ended itself; null when nothing of that is under way (one field test, the common case).
    */
-  #routeTransaction(
-    payload: Buffer,
-    lastHit: Buffer | null,
-    endReplay: Buffer | null,
-  ): Route | null {
+  #routeTransaction(payload: Buffer, lastHit: number, endReplay: Buffer | null): Route | null {
     if (this.#rollbackDue) {
       this.#rollbackDue = false;
       this.#rollingBack = true;
@@ -398,7 +405,7 @@ export class StatementRouter {
    * ROLLBACK that ends it, is answered; commands whose replies say nothing of transactions go
    * their usual way; anything else needs the server, which starts the transaction first.
    */
-  #routeDeferred(payload: Buffer, lastHit: Buffer | null): Route | null {
+  #routeDeferred(payload: Buffer, lastHit: number): Route | null {
     const command = payload[0];
     switch (command) {
       case Command.QUERY: {
@@ -423,7 +430,7 @@ export class StatementRouter {
           info.kind === 'select' &&
           info.control === null &&
           !info.readsDiagnostics &&
-          !(this.#foundRowsDebt !== null && info.readsFoundRows)
+          !(this.#foundRowsDebt !== NO_HIT && info.readsFoundRows)
         ) {
           const hit = this.#deferredHit(entry);
           if (hit !== null) return hit;
@@ -463,17 +470,15 @@ export class StatementRouter {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${entry.info.keyText}`;
     }
-    const result = this.#cache.lookup(
-      entry.key,
-      deferred.repeatableRead ? deferred.snapshotSeq : null,
-    );
-    if (result === undefined) return null;
-    this.#cache.stats.add(Counter.HITS);
+    const cache = this.#cache;
+    const id = cache.lookup(entry.key, deferred.repeatableRead ? deferred.snapshotSeq : null);
+    if (id === NO_ENTRY) return null;
+    cache.stats.add(Counter.HITS);
     deferred.served(slots, entry.info.reads);
-    this.#lastHit = this.#foundRowsDebt = result.bytes;
+    this.#lastHit = this.#foundRowsDebt = cache.rowsOf(id);
     if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
     const answer = this.#answerRoute;
-    answer.bytes = this.#withSessionStatus(result);
+    answer.bytes = cache.replyOf(id, this.txn.status & SESSION_STATUS_BITS, SESSION_STATUS_BITS);
     return answer;
   }
 
@@ -481,7 +486,7 @@ export class StatementRouter {
    * The deferred transaction needs the server: it is started there, and the command routed
    * again once it has (then the diagnostics a hit left are put right, after the start).
    */
-  #openDeferred(lastHit: Buffer | null): Route {
+  #openDeferred(lastHit: number): Route {
     const deferred = this.#deferred!;
     this.#deferred = null;
     this.#opening = deferred;
@@ -514,7 +519,7 @@ export class StatementRouter {
    * write: the command is routed as it will be once the transaction is open (no hit, which the
    * transaction's start could still refuse, and no waiting).
    */
-  #openWith(payload: Buffer, lastHit: Buffer | null): Route {
+  #openWith(payload: Buffer, lastHit: number): Route {
     const deferred = this.#deferred!;
     this.#deferred = null;
     this.#opening = deferred;
@@ -740,7 +745,7 @@ export class StatementRouter {
     }
   }
 
-  #route(payload: Buffer, lastHit: Buffer | null): Route {
+  #route(payload: Buffer, lastHit: number): Route {
     const command = payload[0]!;
     switch (command) {
       case Command.QUERY:
@@ -824,11 +829,11 @@ export class StatementRouter {
     const command = payload[0]!;
     if (command === Command.STMT_SEND_LONG_DATA) return this.route(payload);
     const lastHit = this.#lastHit;
-    this.#lastHit = null;
+    this.#lastHit = NO_HIT;
     // The server must hold the diagnostics a hit left before it runs a statement the router
     // cannot read (it may be a SELECT that resets FOUND_ROWS(), or not).
-    const debt = lastHit ?? this.#foundRowsDebt;
-    if (debt !== null) return this.#settleDiagnostics(debt);
+    const debt = lastHit !== NO_HIT ? lastHit : this.#foundRowsDebt;
+    if (debt !== NO_HIT) return this.#settleDiagnostics(debt);
     this.#waited = false;
     this.#hiddenTemporary = true;
     if (command === Command.STMT_PREPARE) {
@@ -1092,7 +1097,7 @@ export class StatementRouter {
     this.txn.releaseAll();
   }
 
-  /** Stores a complete reply when it may be; `bytes` is a copy the cache may keep. */
+  /** Stores a complete reply when it may be; `bytes` may be changed, and is copied if kept. */
   store(fill: FillPlan, tracker: ReplyTracker, bytes: Buffer | null, offsets: number[]): void {
     this.#store(fill, tracker, bytes, offsets);
     this.#worker.flights.finish(fill.key, fill.flight);
@@ -1119,12 +1124,13 @@ export class StatementRouter {
     for (const offset of offsets) {
       bytes.writeUInt16LE(bytes.readUInt16LE(offset) & ~ONE_TIME_STATUS_BITS, offset);
     }
-    this.#cache.store(fill.key, bytes, offsets, fill.slots, fill.fillSeq);
+    const rows = countRows(bytes, this.#deprecateEof);
+    this.#cache.store(fill.key, bytes, offsets, fill.slots, fill.fillSeq, rows);
   }
 
   // --- COM_QUERY ------------------------------------------------------------------------------
 
-  #routeQuery(payload: Buffer, lastHit: Buffer | null): Route {
+  #routeQuery(payload: Buffer, lastHit: number): Route {
     // Looked up by its bytes: a statement seen before builds no string (statement-memo.ts).
     const classified = this.#worker.memo.classifyBytes(
       payload,
@@ -1136,9 +1142,9 @@ export class StatementRouter {
     const executedUsing = this.#executedSelectUsing(classified);
     const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
     const info = entry.info;
-    const diagnostics = info.readsDiagnostics && (lastHit !== null || this.#stateDirty);
-    if (diagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && (info.readsFoundRows || this.#owesWarnings(info))) {
+    const diagnostics = info.readsDiagnostics && (lastHit !== NO_HIT || this.#stateDirty);
+    if (diagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
+    if (this.#foundRowsDebt !== NO_HIT && (info.readsFoundRows || this.#owesWarnings(info))) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what FOUND_ROWS() and ROW_COUNT() say: diagnostics go first.
@@ -1205,12 +1211,12 @@ export class StatementRouter {
 
   // --- prepared statements --------------------------------------------------------------------
 
-  #routePrepare(payload: Buffer, lastHit: Buffer | null): Route {
+  #routePrepare(payload: Buffer, lastHit: number): Route {
     const sql = payload.toString('latin1', 1);
     const entry = this.#classify(sql);
     // Preparing a reader of diagnostics right after a hit: put them right before, as the
     // execution that follows may come at once.
-    if (entry.info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
+    if (entry.info.readsDiagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
     // After the probe the command is routed again, and classified under the sql_mode it found.
     // Not before a reader of diagnostics: it would read the probe's (it reads no cached table).
     if (this.#stateDirty && !entry.info.readsDiagnostics) {
@@ -1224,7 +1230,7 @@ export class StatementRouter {
     return route;
   }
 
-  #routeExecute(payload: Buffer, lastHit: Buffer | null): Route {
+  #routeExecute(payload: Buffer, lastHit: number): Route {
     // Cut short, the server answers 1835 (Malformed communication packet); the router cannot
     // tell which statement it names, so it is announced as an unknown one.
     const statement =
@@ -1245,8 +1251,8 @@ export class StatementRouter {
     }
     const info = statement.entry.info;
     // A prepared reader of diagnostics reads the server's too: as for text, they are put right.
-    if (info.readsDiagnostics && lastHit !== null) return this.#settleDiagnostics(lastHit);
-    if (this.#foundRowsDebt !== null && (info.readsFoundRows || this.#owesWarnings(info))) {
+    if (info.readsDiagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
+    if (this.#foundRowsDebt !== NO_HIT && (info.readsFoundRows || this.#owesWarnings(info))) {
       return this.#settleDiagnostics(this.#foundRowsDebt);
     }
     // The probe would change what the statement reads: diagnostics go first, as for text.
@@ -1421,15 +1427,21 @@ export class StatementRouter {
       mayHit &&= txn.snapshotEstablished;
     }
     if (mayHit) {
-      const result = this.#cache.lookup(key, snapshotSeq);
-      if (result !== undefined) {
+      const cache = this.#cache;
+      const id = cache.lookup(key, snapshotSeq);
+      if (id !== NO_ENTRY) {
         stats.add(Counter.HITS);
         if (this.#waited) stats.add(Counter.SINGLE_FLIGHT_HITS);
-        this.#lastHit = this.#foundRowsDebt = result.bytes;
+        this.#lastHit = this.#foundRowsDebt = cache.rowsOf(id);
         if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
-        // One route object per session, reused: the session writes its bytes at once.
+        // One route object per session, reused: the session writes its bytes at once (a view
+        // of the store's memory, or a copy when the session's status bits differ from it).
         const answer = this.#answerRoute;
-        answer.bytes = this.#withSessionStatus(result);
+        answer.bytes = cache.replyOf(
+          id,
+          this.txn.status & SESSION_STATUS_BITS,
+          SESSION_STATUS_BITS,
+        );
         return answer;
       }
     }
@@ -1534,11 +1546,11 @@ export class StatementRouter {
   }
 
   /** Leaves on the server the diagnostics a real run of `hit` would have left. */
-  #settleDiagnostics(hit: Buffer): Route {
-    this.#lastHit = this.#foundRowsDebt = null;
+  #settleDiagnostics(rows: number): Route {
+    this.#lastHit = this.#foundRowsDebt = NO_HIT;
     // The replay reads a derived table: the server's warning list is emptied, as the hit's was.
     this.#warningsDebt = false;
-    return { action: 'replay', payload: diagnosticsOf(countRows(hit, this.#deprecateEof)) };
+    return { action: 'replay', payload: diagnosticsOf(rows) };
   }
 
   /** The slots a statement reads, computed once per schema and metadata generation. */
@@ -1562,23 +1574,6 @@ export class StatementRouter {
       if (this.#worker.catalog.isTransactional(table, schema)) return true;
     }
     return false;
-  }
-
-  /** A cached reply carries the status bits it had when stored; the session's may differ. */
-  #withSessionStatus(result: CachedResult): Buffer {
-    const bytes = result.bytes;
-    const offsets = result.statusOffsets;
-    const wanted = this.txn.status & SESSION_STATUS_BITS;
-    let same = true;
-    for (const offset of offsets) {
-      if ((bytes.readUInt16LE(offset) & SESSION_STATUS_BITS) !== wanted) same = false;
-    }
-    if (same) return bytes;
-    const patched = Buffer.from(bytes);
-    for (const offset of offsets) {
-      patched.writeUInt16LE((patched.readUInt16LE(offset) & ~SESSION_STATUS_BITS) | wanted, offset);
-    }
-    return patched;
   }
 
   #readsTemporary(reads: readonly TableRef[], schema: string | null): boolean {
@@ -1733,7 +1728,7 @@ export class StatementRouter {
       this.#readsOnly = false;
     }
     // The server runs a SELECT: FOUND_ROWS() is its again.
-    if (info?.kind === 'select') this.#foundRowsDebt = null;
+    if (info?.kind === 'select') this.#foundRowsDebt = NO_HIT;
     // A statement that uses a table empties the server's warning list.
     if (info !== null && (info.reads.length > 0 || info.writes.length > 0))
       this.#warningsDebt = false;

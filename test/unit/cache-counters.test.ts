@@ -8,34 +8,35 @@ import { describe, test } from 'node:test';
 import { CacheStats, Counter } from '../../src/cache/cache-stats.ts';
 import { InvalidationRegistry } from '../../src/cache/invalidation-registry.ts';
 import { QueryCache } from '../../src/cache/query-cache.ts';
-import { ResultStore } from '../../src/cache/result-store.ts';
-import type { CachedResult } from '../../src/cache/result-store.ts';
+import { NO_ENTRY, ResultStore } from '../../src/cache/result-store.ts';
+import type { ResultInput } from '../../src/cache/result-store.ts';
 
-function entry(tag: number, slot = 0): Omit<CachedResult, 'storedAt' | 'served'> {
+function entry(tag: number, slot = 0): ResultInput {
   const bytes = Buffer.allocUnsafeSlow(8).fill(0);
   bytes.writeUInt32LE(tag, 0);
-  return { bytes, statusOffsets: [], slots: Int32Array.of(slot), fillSeq: tag };
+  return { bytes, statusOffsets: [], slots: Int32Array.of(slot), fillSeq: tag, rows: 0 };
 }
 
 describe('stale results are swept', () => {
   test('a sweep looks at `limit` entries, resumes where it stopped, and says when it is through', () => {
     const store = new ResultStore({ budgetBytes: 1 << 20 });
     for (let tag = 0; tag < 10; tag++) store.set(`k${tag}`, entry(tag));
-    const odd = (result: CachedResult): boolean => result.fillSeq % 2 === 1;
+    const odd = (id: number): boolean => store.fillSeqOf(id) % 2 === 1;
+    const fillSeqOf = (key: string): number | undefined => {
+      const id = store.find(key);
+      return id === NO_ENTRY ? undefined : store.fillSeqOf(id);
+    };
     assert.equal(store.sweep(odd, 4), false);
     assert.equal(store.size, 8, 'k1 and k3 went');
     // The entry where the sweep stopped goes away before the next step: it goes on after it.
     store.delete('k4');
     assert.equal(store.sweep(odd, 100), true);
-    assert.deepEqual(
-      ['k0', 'k2', 'k6', 'k8'].map((key) => store.get(key)?.fillSeq),
-      [0, 2, 6, 8],
-    );
+    assert.deepEqual(['k0', 'k2', 'k6', 'k8'].map(fillSeqOf), [0, 2, 6, 8]);
     assert.equal(store.size, 4);
-    // A new pass starts from the oldest entry again.
+    // A new pass starts from the first entry again.
     store.set('k11', entry(11));
     assert.equal(store.sweep(odd, 100), true);
-    assert.equal(store.get('k11'), undefined);
+    assert.equal(store.find('k11'), NO_ENTRY);
   });
 
   test('the query cache drops what a finished write made stale, and the gauges follow', () => {
@@ -51,9 +52,9 @@ describe('stale results are swept', () => {
     const u = registry.slotOf('db.u');
     const fill = registry.sequence();
     const bytes = (): Buffer => Buffer.alloc(16);
-    assert.ok(cache.store('a', bytes(), [], Int32Array.of(t), fill));
-    assert.ok(cache.store('b', bytes(), [], Int32Array.of(u), fill));
-    assert.ok(cache.store('c', bytes(), [], Int32Array.of(t, u), fill));
+    assert.ok(cache.store('a', bytes(), [], Int32Array.of(t), fill, 0));
+    assert.ok(cache.store('b', bytes(), [], Int32Array.of(u), fill, 0));
+    assert.ok(cache.store('c', bytes(), [], Int32Array.of(t, u), fill, 0));
     assert.equal(stats.total(Counter.QUERIES_IN_CACHE), 3);
     registry.beginWrite(t);
     registry.endWrite(t);
@@ -61,7 +62,7 @@ describe('stale results are swept', () => {
     assert.equal(stats.total(Counter.QUERIES_IN_CACHE), 3);
     cache.sweep(1000);
     assert.equal(stats.total(Counter.QUERIES_IN_CACHE), 1, 'only b is left');
-    assert.notEqual(cache.lookup('b', null), undefined);
+    assert.notEqual(cache.lookup('b', null), NO_ENTRY);
     const used = stats.total(Counter.BYTES_USED);
     // No write since the last full pass: nothing to do.
     cache.sweep(1000);

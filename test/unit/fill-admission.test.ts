@@ -15,7 +15,7 @@ import {
   SERVED_CREDIT,
 } from '../../src/cache/fill-admission.ts';
 import { InvalidationRegistry } from '../../src/cache/invalidation-registry.ts';
-import { QueryCache } from '../../src/cache/query-cache.ts';
+import { NO_ENTRY, QueryCache } from '../../src/cache/query-cache.ts';
 
 /** How many of `misses` consecutive misses over `slots` would be stored. */
 function admitted(admission: FillAdmission, slots: Int32Array, misses: number): number {
@@ -90,10 +90,10 @@ describe('the query cache learns admission from its entries', () => {
     const both = Int32Array.of(t, u);
     for (let round = 0; round < -DECLINE_AT; round++) {
       assert.ok(cache.admits(both));
-      assert.ok(cache.store(`k${round}`, Buffer.alloc(16), [], both, registry.sequence()));
+      assert.ok(cache.store(`k${round}`, Buffer.alloc(16), [], both, registry.sequence(), 0));
       write(registry, t);
       // Half are found stale when looked up again, half are dropped in the background.
-      if (round % 2 === 0) assert.equal(cache.lookup(`k${round}`, null), undefined);
+      if (round % 2 === 0) assert.equal(cache.lookup(`k${round}`, null), NO_ENTRY);
       else cache.sweep(1000);
     }
     assert.equal(cache.admission.score(t), DECLINE_AT);
@@ -110,10 +110,10 @@ describe('the query cache learns admission from its entries', () => {
     const slots = Int32Array.of(t);
     for (let round = 0; round < 100; round++) {
       assert.ok(cache.admits(slots), `round ${round}`);
-      cache.store('k', Buffer.alloc(16), [], slots, registry.sequence());
-      assert.notEqual(cache.lookup('k', null), undefined);
+      cache.store('k', Buffer.alloc(16), [], slots, registry.sequence(), 0);
+      assert.notEqual(cache.lookup('k', null), NO_ENTRY);
       write(registry, t);
-      assert.equal(cache.lookup('k', null), undefined);
+      assert.equal(cache.lookup('k', null), NO_ENTRY);
     }
     assert.equal(cache.admission.score(t), SCORE_MAX);
   });
@@ -122,10 +122,10 @@ describe('the query cache learns admission from its entries', () => {
     const { registry, cache } = setUp();
     const t = registry.slotOf('db.t');
     for (let round = 0; round < 100; round++) {
-      cache.store('k', Buffer.alloc(16), [], Int32Array.of(t), registry.sequence());
+      cache.store('k', Buffer.alloc(16), [], Int32Array.of(t), registry.sequence(), 0);
       registry.beginWriteEverything();
       registry.endWriteEverything();
-      assert.equal(cache.lookup('k', null), undefined);
+      assert.equal(cache.lookup('k', null), NO_ENTRY);
     }
     assert.equal(cache.admission.score(t), 0);
   });
