@@ -234,7 +234,7 @@ export class ResultStore {
     const words = this.#words;
     let same = true;
     for (let i = 0; i < count; i++) {
-      if ((reply.readUInt16LE(words[first + i]!) & mask) !== bits) same = false;
+      if ((reply.readUInt16LE(words[first + i]) & mask) !== bits) same = false;
     }
     if (same) return reply;
     const patched = Buffer.from(reply);
@@ -533,7 +533,7 @@ function grown<T extends Float64Array | Uint32Array | Uint16Array | Int32Array |
   from: T,
   to: T,
 ): T {
-  to.set(from as never);
+  to.set(from);
   return to;
 }
 
