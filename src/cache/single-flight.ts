@@ -7,7 +7,8 @@
  */
 export class Flight {
   readonly startedAt: number;
-  #waiters: Array<() => void> = [];
+  /** Made when the first waiter comes: most flights have none. */
+  #waiters: Array<() => void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   /** The waiters were let go: newcomers do not wait for this flight any more. */
   expired = false;
@@ -17,7 +18,7 @@ export class Flight {
   }
 
   wait(wake: () => void, maxWaitMs: number): void {
-    this.#waiters.push(wake);
+    (this.#waiters ??= []).push(wake);
     this.#timer ??= setTimeout(() => this.land(), maxWaitMs);
   }
 
@@ -27,7 +28,8 @@ export class Flight {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     const waiters = this.#waiters;
-    this.#waiters = [];
+    if (waiters === null) return;
+    this.#waiters = null;
     // Each waiter is another session: it resumes on its own turn of the event loop, not inside
     // the session whose reply just ended.
     for (const wake of waiters) setImmediate(wake);

@@ -7,10 +7,15 @@
  * it gets back the very same key string, whose hash V8 has kept.
  *
  * Per worker and bounded: when full, the table is emptied and keys are built again as they come.
+ * A key is interned at its second sighting: most executions of a read-mostly workload with many
+ * distinct values are seen once (a miss), and interning those would only fill the table with
+ * objects the GC has to carry and then throw away.
  */
 
 /** Keys kept before the table starts over. */
 const MAX_KEYS = 50_000;
+/** Hashes of parameter bytes seen once, direct-mapped (a collision only interns a key early). */
+const SEEN_ONCE_SLOTS = 1 << 16;
 
 /** A statement prefix: the part of a key shared by all executions of one statement in one state. */
 export interface ExecutionPrefix {
@@ -36,6 +41,9 @@ class InternedKey {
 
 export class ExecutionKeys {
   readonly #byHash = new Map<number, InternedKey>();
+  readonly #seenOnce = new Int32Array(SEEN_ONCE_SLOTS);
+  /** Where a key is put together before it is made a string (grown as needed). */
+  #scratch = Buffer.allocUnsafeSlow(256);
   #size = 0;
   #nextPrefixId = 0;
 
@@ -70,12 +78,21 @@ export class ExecutionKeys {
       }
     }
     const typesLength = types?.length ?? 0;
-    const bytes = Buffer.allocUnsafe(split - from + typesLength + end - after);
-    payload.copy(bytes, 0, from, split);
-    types?.copy(bytes, split - from);
-    payload.copy(bytes, split - from + typesLength, after, end);
+    const length = split - from + typesLength + end - after;
+    if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafeSlow(length * 2);
+    const scratch = this.#scratch;
+    payload.copy(scratch, 0, from, split);
+    types?.copy(scratch, split - from);
+    payload.copy(scratch, split - from + typesLength, after, end);
     // Latin-1 keeps every byte as one character: equal keys are equal bytes.
-    const key = `${prefix.text}\u0001${bytes.toString('latin1')}`;
+    const key = `${prefix.text}\u0001${scratch.toString('latin1', 0, length)}`;
+    const seen = hash & (SEEN_ONCE_SLOTS - 1);
+    if (this.#seenOnce[seen] !== hash) {
+      this.#seenOnce[seen] = hash;
+      return key;
+    }
+    const bytes = Buffer.allocUnsafe(length);
+    scratch.copy(bytes, 0, 0, length);
     let next = head;
     if (this.#size >= MAX_KEYS) {
       this.#byHash.clear();
