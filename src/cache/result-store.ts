@@ -67,17 +67,19 @@ export interface QueuedWriter {
 export const NO_ENTRY = -1;
 
 /**
- * What one entry costs on the JavaScript heap, beyond its key's characters: the Map's slot
- * (three words and a share of the bucket array), the key string's header, and the entry's places
- * in the per-entry arrays (about 50 B), which grow by doubling, so up to twice that. Measured on
- * Node 24.9 (x64) with
+ * What one entry costs beyond its record and its key's characters: the Map's slot (three words
+ * and a share of the bucket array), the key string's header, and the entry's places in the
+ * per-entry arrays (about 50 B), which grow by doubling, so up to twice that. Measured on Node
+ * 24.9 (x64) with
  *
- *   node --expose-gc bench/result-store-memory.ts
+ *   node --expose-gc --optimize-for-size bench/result-store-memory.ts
  *
- * (1,000,000 entries shaped like the proxy's: a 60-char key, a 120-byte reply, one slot, two
- * status offsets): see BENCHMARKS.md, "What an entry costs".
+ * (1,000,000 entries shaped like the proxy's, a 60-char key, a 120-byte reply, one slot, two
+ * status offsets, into a 64 MB store): 190 B per held entry, 207 B with a hot set re-read
+ * (hence 208). The store's fixed costs (the view cache, VIEW_SLOTS views of ~114 B) are not
+ * charged.
  */
-export const ENTRY_OVERHEAD_BYTES = 192;
+export const ENTRY_OVERHEAD_BYTES = 208;
 
 /** A record's header: its entry number (or HOLE) and its size, two 32-bit words. */
 const HEADER_BYTES = 8;
@@ -89,6 +91,8 @@ const VISITED = 1;
 const SERVED = 2;
 /** The largest arena: record offsets are 32-bit. */
 const MAX_ARENA_BYTES = 2 ** 32 - ALIGN;
+/** Views of hit replies kept for reuse (a power of two). */
+const VIEW_SLOTS = 4096;
 /** The per-entry arrays start this long and double as needed. */
 const INITIAL_ENTRIES = 1024;
 
@@ -123,7 +127,13 @@ export class ResultStore {
 
   // Per entry, by its number.
   #keys: (string | undefined)[] = [];
-  #views: (Buffer | undefined)[] = [];
+  /**
+   * Views of recently hit replies, direct-mapped by entry number: a hit on a hot entry makes no
+   * new view, and the memory this takes is fixed (VIEW_SLOTS views at most, ~114 B each),
+   * where a view kept per entry would be ~114 B more per entry, uncharged.
+   */
+  readonly #viewIds = new Int32Array(VIEW_SLOTS).fill(NO_ENTRY);
+  readonly #views: (Buffer | undefined)[] = new Array<Buffer | undefined>(VIEW_SLOTS);
   #offset = new Float64Array(INITIAL_ENTRIES);
   #replyLength = new Uint32Array(INITIAL_ENTRIES);
   #statusCount = new Uint16Array(INITIAL_ENTRIES);
@@ -214,12 +224,12 @@ export class ResultStore {
 
   /** The entry's reply, a view of the arena: valid until the next change to the store. */
   replyOf(id: number): Buffer {
-    let view = this.#views[id];
-    if (view === undefined) {
-      const start = this.#replyStart(id);
-      view = this.#arena.subarray(start, start + this.#replyLength[id]!);
-      this.#views[id] = view;
-    }
+    const slot = id & (VIEW_SLOTS - 1);
+    if (this.#viewIds[slot] === id) return this.#views[slot]!;
+    const start = this.#replyStart(id);
+    const view = this.#arena.subarray(start, start + this.#replyLength[id]!);
+    this.#viewIds[slot] = id;
+    this.#views[slot] = view;
     return view;
   }
 
@@ -365,7 +375,8 @@ export class ResultStore {
   clear(): void {
     this.#index.clear();
     this.#keys = [];
-    this.#views = [];
+    this.#viewIds.fill(NO_ENTRY);
+    this.#views.fill(undefined);
     this.#free = [];
     this.#nextId = 0;
     this.#sweepAt = 0;
@@ -454,7 +465,7 @@ export class ResultStore {
       if (to !== at) {
         this.#arena.copyWithin(to, at, at + size);
         this.#offset[id] = to;
-        this.#views[id] = undefined;
+        this.#dropView(id);
       }
       this.#head = to + size;
       this.#gapEnd = at + size;
@@ -473,10 +484,17 @@ export class ResultStore {
     const record = this.#words[(this.#offset[id]! >>> 2) + 1]!;
     this.#words[this.#offset[id]! >>> 2] = HOLE;
     this.#keys[id] = undefined;
-    this.#views[id] = undefined;
+    this.#dropView(id);
     this.#heapBytes -= charge - record;
     this.#bytesUsed -= charge;
     this.#free.push(id);
+  }
+
+  #dropView(id: number): void {
+    const slot = id & (VIEW_SLOTS - 1);
+    if (this.#viewIds[slot] !== id) return;
+    this.#viewIds[slot] = NO_ENTRY;
+    this.#views[slot] = undefined;
   }
 
   #markHole(from: number, to: number): void {
