@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
 # tests and benchmarks use (MariaDB server, client and test suite, sysbench, xmllint, promtool,
-# PyMySQL) when missing, then the npm packages, which include the Node 24 the project runs on.
+# openssl, PyMySQL) when missing, then the npm packages, which include the Node 24 the project runs on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,8 @@ command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 # promtool (Debian's prometheus package): the tests check the /metrics output with it.
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+# openssl: the TLS tests make their certificate with it.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # PyMySQL: the tests check that Python clients print nicecache's own errors whole.
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || missing+=(python3-pymysql)
 if [ ${#missing[@]} -gt 0 ]; then

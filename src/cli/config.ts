@@ -42,6 +42,14 @@ export interface ProxyConfig {
   /** Where to serve Prometheus metrics at /metrics; null: nowhere. */
   metrics: HostPort | null;
   logFormat: LogFormat;
+  /** TLS offered to clients (--tls-cert, --tls-key); null: not offered. */
+  tls: TlsFiles | null;
+}
+
+/** PEM files of the certificate (chain) and private key the proxy offers clients. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 export type BinlogMode = 'auto' | 'on' | 'off';
@@ -186,6 +194,20 @@ export const proxyOptionSpecs = [
     value: 'HOST:PORT',
     fallback: '',
     help: 'serve Prometheus metrics at http://HOST:PORT/metrics (default: not served)',
+  },
+  {
+    flag: 'tls-cert',
+    env: 'NICECACHE_TLS_CERT',
+    value: 'FILE',
+    fallback: '',
+    help: 'PEM certificate (chain) offered to clients that ask for TLS; with --tls-key (default: TLS not offered)',
+  },
+  {
+    flag: 'tls-key',
+    env: 'NICECACHE_TLS_KEY',
+    value: 'FILE',
+    fallback: '',
+    help: "PEM private key of --tls-cert's certificate",
   },
   {
     flag: 'log-format',
@@ -334,7 +356,15 @@ export function parseProxyConfig(
     binlogServerId: parseServerId(value('binlog-server-id')),
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
     logFormat: parseLogFormat(value('log-format')),
+    tls: parseTlsFiles(value('tls-cert'), value('tls-key')),
   };
+}
+
+function parseTlsFiles(certFile: string, keyFile: string): TlsFiles | null {
+  if (certFile === '' && keyFile === '') return null;
+  if (certFile === '' || keyFile === '')
+    throw new ConfigError('--tls-cert and --tls-key go together: give both, or neither');
+  return { certFile, keyFile };
 }
 
 /** The settings that differ between two configurations, by option name. */
@@ -360,6 +390,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlogServerId: '--binlog-server-id',
     metrics: '--metrics',
     logFormat: '--log-format',
+    tls: '--tls-cert/--tls-key',
   };
   return Object.keys(names)
     .filter(

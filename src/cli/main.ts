@@ -1,10 +1,14 @@
 /** The `nicecache` command: parses arguments and starts things; no logic of its own. */
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
 import { startMetricsServer } from '../metrics/metrics-server.ts';
 import type { MetricsServer } from '../metrics/metrics-server.ts';
 import type { Logger } from '../proxy/log.ts';
 import { ConfigError, changedSettings, parseProxyConfig, proxyHelp } from './config.ts';
+import type { TlsFiles } from './config.ts';
+import type { TlsCredentials } from '../proxy/worker-protocol.ts';
 import type { ProxyConfig } from './config.ts';
 import { runBench } from './bench-command.ts';
 import { runMariadb } from './mariadb-command.ts';
@@ -68,6 +72,32 @@ function onReloadSignal(signal: string, args: string[], running: ProxyConfig, lo
   );
 }
 
+/**
+ * The PEM files of --tls-cert and --tls-key, checked before any worker starts: a file that
+ * cannot be read, or a key that does not match its certificate, is a refused start that says so.
+ */
+function readTlsCredentials(files: TlsFiles): TlsCredentials {
+  const read = (path: string, flag: string): string => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${flag} ${path}: ${(error as Error).message}`);
+    }
+  };
+  const credentials = {
+    cert: read(files.certFile, '--tls-cert'),
+    key: read(files.keyFile, '--tls-key'),
+  };
+  try {
+    createSecureContext(credentials);
+  } catch (error) {
+    throw new ConfigError(
+      `--tls-cert ${files.certFile} with --tls-key ${files.keyFile}: ${(error as Error).message}`,
+    );
+  }
+  return credentials;
+}
+
 async function runProxy(args: string[]): Promise<void> {
   if (args.includes('--version')) {
     console.log(`nicecache ${version}`);
@@ -85,7 +115,9 @@ async function runProxy(args: string[]): Promise<void> {
   for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
     process.on(signal, () => onReloadSignal(signal, args, config, log));
   }
+  const tls = config.tls === null ? null : readTlsCredentials(config.tls);
   const proxy = await startProxy({
+    tls,
     host: config.listen.host,
     port: config.listen.port,
     backend: config.backend,

@@ -110,6 +110,17 @@ export function restrictGreeting(payload: Buffer): Greeting | null {
 }
 
 /**
+ * Adds CLIENT_SSL to a greeting restricted by restrictGreeting, in place: the proxy itself
+ * offers clients TLS (the backend connection stays as it is).
+ */
+export function offerTls(payload: Buffer, greeting: Greeting): void {
+  const layout = greetingLayout(payload);
+  if (layout === null) return;
+  greeting.capabilities = (greeting.capabilities | Capability.SSL) >>> 0;
+  payload.writeUInt16LE(greeting.capabilities & 0xffff, layout.capabilitiesLow);
+}
+
+/**
  * Capabilities that only shape the login, the transport or the client library itself, never the
  * bytes of a reply after login: two sessions that differ only in these get the same replies.
  * (CLIENT_MYSQL is LONG_PASSWORD from a client; REMEMBER_OPTIONS is a libmysql setting that

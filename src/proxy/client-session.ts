@@ -18,12 +18,14 @@
  * only, never the worker and the other sessions on it.
  */
 import type { Socket } from 'node:net';
+import type { SecureContext } from 'node:tls';
 import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { encodePacket } from '../protocol/packet.ts';
 import {
   isSslRequest,
+  offerTls,
   restrictGreeting,
   restrictHandshakeResponse,
 } from '../protocol/handshake.ts';
@@ -38,6 +40,8 @@ import {
 } from '../protocol/reply-tracker.ts';
 import { readTextRows } from '../protocol/text-rows.ts';
 import type { Logger } from './log.ts';
+import { startClientTls } from './client-tls.ts';
+import type { ClientTls } from './client-tls.ts';
 import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
@@ -58,6 +62,8 @@ export interface BackendAddress {
 
 export interface SessionOptions {
   backend: BackendAddress;
+  /** Offered to clients that ask for TLS (CLIENT_SSL); null: the greeting does not offer it. */
+  tls: SecureContext | null;
   log: Logger;
   /** How long a backend connection attempt may take before the client is told it failed. */
   connectTimeoutMs: number;
@@ -128,10 +134,21 @@ const Phase = {
 type Phase = (typeof Phase)[keyof typeof Phase];
 
 export class ClientSession {
-  readonly #client: Socket;
+  /** The client as commands are read and answered: its TCP socket, or TLS over it. */
+  #client: Socket;
+  /** The client's TCP connection (the same as #client without TLS). */
+  readonly #tcp: Socket;
+  /** TLS to the client, once its SSLRequest came; its bytes are fed from the TCP reads. */
+  #tls: ClientTls | null = null;
+  /**
+   * Added to the sequence ids of the login's packets on their way to the client (and taken from
+   * the client's): the client's SSLRequest took a number the server never saw.
+   */
+  #loginShift = 0;
+  readonly #backendReads: ReadBuffer;
   readonly #backend: Socket;
   readonly #options: SessionOptions;
-  readonly #clientFramer: PacketFramer;
+  #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
   /** Replies still to come from the backend, oldest first. */
   readonly #pending: Pending[] = [];
@@ -168,6 +185,8 @@ export class ClientSession {
   #recordedConnection = -1;
   /** The length of the client read being framed, or 0 outside a read's handler. */
   #readLength = 0;
+  /** The client read being framed, or null outside a read's handler. */
+  #readBuffer: Buffer | null = null;
   /** The backend is corked until the end of the client read being framed. */
   #corked = false;
   /** Where in the backend chunk being read the client's reply starts (see #onBackendData). */
@@ -185,13 +204,15 @@ export class ClientSession {
     const backendReads = new ReadBuffer(BACKEND_READ_SIZE);
     const client = adoptReading(accepted, clientReads, (buffer, length) => {
       try {
-        this.#onClientData(buffer, length);
+        if (this.#tls !== null) this.#tls.feed(buffer, 0, length);
+        else this.#onClientData(buffer, length);
       } catch (error) {
         this.#onHandlerError(error);
       }
     });
-    this.#client = client;
-    this.#clientFramer = new PacketFramer((packet) => this.#onClientPacket(packet));
+    this.#client = this.#tcp = client;
+    this.#backendReads = backendReads;
+    this.#clientFramer = this.#newClientFramer();
     this.#backendFramer = new PacketFramer(
       (packet) => this.#onBackendPacket(packet),
       TRACKER_INSPECT_LIMIT,
@@ -200,17 +221,7 @@ export class ClientSession {
     client.setNoDelay(true);
     // Nothing is read from the client before the backend has greeted it.
     client.pause();
-    client.on('drain', () =>
-      this.#guard(() => {
-        this.#backend.resume();
-        if (this.#pausedForAnswers) {
-          this.#pausedForAnswers = false;
-          if (!this.#holding) this.#client.resume();
-        }
-      }),
-    );
-    client.on('error', () => this.#guard(() => this.close()));
-    client.on('close', () => this.#guard(() => this.close()));
+    this.#watchClient(client);
 
     this.#backend = connectReading(
       { host: options.backend.host, port: options.backend.port, noDelay: true },
@@ -241,6 +252,29 @@ export class ClientSession {
       this.#guard(() => this.#onBackendError(error)),
     );
     this.#backend.on('close', () => this.#guard(() => this.#onBackendClose()));
+  }
+
+  /** What the session needs to hear from the client's socket (TCP, then TLS over it). */
+  #watchClient(client: Socket): void {
+    client.on('drain', () =>
+      this.#guard(() => {
+        this.#backend.resume();
+        if (this.#pausedForAnswers) {
+          this.#pausedForAnswers = false;
+          if (!this.#holding) this.#client.resume();
+        }
+      }),
+    );
+    client.on('error', () => this.#guard(() => this.close()));
+    client.on('close', () => this.#guard(() => this.close()));
+  }
+
+  /** A framer of client packets that stops as soon as another takes over (TLS started). */
+  #newClientFramer(): PacketFramer {
+    const framer: PacketFramer = new PacketFramer((packet) => {
+      if (this.#clientFramer === framer) this.#onClientPacket(packet);
+    });
+    return framer;
   }
 
   /** Called once, when both connections are gone. */
@@ -307,10 +341,12 @@ export class ClientSession {
 
   #onClientData(buffer: Buffer, length: number): void {
     this.#readLength = length;
+    this.#readBuffer = buffer;
     try {
       this.#clientFramer.push(buffer, length);
     } finally {
       this.#readLength = 0;
+      this.#readBuffer = null;
       if (this.#corked) {
         this.#corked = false;
         this.#backend.uncork();
@@ -348,7 +384,9 @@ export class ClientSession {
       // LOAD DATA announced its writes), or the answer to the server's authentication request.
       head?.feedClient(packet);
       this.#corkIfMore(packet);
-      this.#toBackend(packet.raw!);
+      const raw = packet.raw!;
+      if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
+      this.#toBackend(raw);
       return;
     }
     // While a login or COM_CHANGE_USER is under way, whatever the client sends next is either
@@ -565,17 +603,44 @@ export class ClientSession {
     }
   }
 
+  /**
+   * The client's SSLRequest: TLS starts on the client connection. The handshake response comes
+   * inside it, numbered one past the SSLRequest, which the server never sees: the login's
+   * packets are renumbered both ways (#loginShift) until it ends.
+   */
+  #startTls(context: SecureContext, packet: FramedPacket): void {
+    // The SSLRequest came in a read of the TCP socket: what follows it there is TLS already.
+    const tls = startClientTls(this.#tcp, context, this.#readBuffer!, packet.end, this.#readLength);
+    this.#tls = tls;
+    this.#loginShift = 1;
+    this.#clientFramer = this.#newClientFramer();
+    const secure = tls.socket;
+    this.#client = secure;
+    this.#backendReads.writesTo = secure;
+    this.#watchClient(secure);
+    secure.on('data', (chunk: Buffer) =>
+      this.#guard(() => this.#onClientData(chunk, chunk.length)),
+    );
+  }
+
   #onHandshakeResponse(packet: FramedPacket, raw: Buffer): void {
     const payload = packet.payload!;
     const reply = packet.sequenceId + 1;
     if (isSslRequest(payload)) {
-      this.#failClient(
-        new ProxyError(
-          ProxyErrorCode.TLS_NOT_OFFERED,
-          'TLS was requested, but nicecache does not offer TLS yet',
-        ),
-        reply,
-      );
+      const context = this.#options.tls;
+      if (context === null || this.#tls !== null) {
+        this.#failClient(
+          new ProxyError(
+            ProxyErrorCode.TLS_NOT_OFFERED,
+            context === null
+              ? 'TLS was requested, but this nicecache offers none (see --tls-cert)'
+              : 'TLS was requested twice',
+          ),
+          reply,
+        );
+        return;
+      }
+      this.#startTls(context, packet);
       return;
     }
     const response = restrictHandshakeResponse(payload, this.#greeting!);
@@ -583,6 +648,13 @@ export class ClientSession {
       this.#failClient(new ProxyError(ProxyErrorCode.BAD_HANDSHAKE, 'Bad handshake'), reply);
       return;
     }
+    // The backend connection is not TLS: the server must not wait for a TLS handshake.
+    if (response.capabilities & Capability.SSL) {
+      response.capabilities = (response.capabilities & ~Capability.SSL) >>> 0;
+      payload.writeUInt32LE(response.capabilities, 0);
+    }
+    // Sent as the server's first reply: its number, not the one after the SSLRequest.
+    if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
     this.#capabilities = response.capabilities;
     this.#mariaDbCapabilities = response.mariaDbCapabilities;
     this.#phase = Phase.COMMANDS;
@@ -615,7 +687,9 @@ export class ClientSession {
     // with the command after it: the rest of the chunk from where the start's reply ends is
     // the command's (#relayFrom).
     const head = this.#pending[0];
-    const relay = head === undefined || (head.internal === null && !head.rewrite);
+    // A login renumbered for TLS is relayed packet by packet (#onBackendPacket), not as read.
+    const relay =
+      this.#loginShift === 0 && (head === undefined || (head.internal === null && !head.rewrite));
     this.#backendFramer.push(buffer, length);
     if (this.#phase === Phase.CLOSED) return;
     if (relay) this.#toClient(buffer.subarray(0, length));
@@ -641,6 +715,7 @@ export class ClientSession {
       return;
     }
     if (this.#phase !== Phase.COMMANDS && !this.#lingering) return;
+    if (this.#loginShift !== 0) this.#relayRenumbered(packet);
     const pending = this.#pending[0];
     if (pending === undefined) {
       // The server speaks unasked only to say why it ends the connection: a command whose
@@ -676,6 +751,7 @@ export class ClientSession {
     // A failed login ends the connection (the server closes its side too); a failed
     // COM_CHANGE_USER does not: the server keeps the previous user logged in.
     if (tracker === this.#login) {
+      this.#loginShift = 0;
       this.#endHandshakeTimer();
       if (tracker.failed) this.#closeAfterRelay = true;
       else if (this.#options.cache !== null) {
@@ -692,6 +768,24 @@ export class ClientSession {
       if (this.#draining) this.#closeAfterRelay = true;
       if (this.#held.length > 0 || this.#holding) this.#resumeHeld = true;
     }
+  }
+
+  /** A login packet to a TLS client: numbered one further, past the SSLRequest. */
+  #relayRenumbered(packet: FramedPacket): void {
+    const raw = packet.raw;
+    if (raw === null) {
+      this.#failClient(
+        new ProxyError(
+          ProxyErrorCode.BAD_HANDSHAKE,
+          'The login sent a packet too large to renumber',
+        ),
+        0,
+      );
+      return;
+    }
+    const copy = Buffer.from(raw);
+    copy[3] = (copy[3]! + this.#loginShift) & 0xff;
+    this.#toClient(copy);
   }
 
   /** A reply has ended: the cache hears of it, and the proxy's own replies are used. */
@@ -771,6 +865,7 @@ export class ClientSession {
       );
       return;
     }
+    if (this.#options.tls !== null) offerTls(packet.payload!, greeting);
     this.#backend.setTimeout(0);
     this.#greeting = greeting;
     // Should this worker die, the main thread ends this connection before releasing its marks.
@@ -790,7 +885,7 @@ export class ClientSession {
   #onHandshakeTimeout(): void {
     this.#handshakeTimer = null;
     this.#options.log.warn(
-      `handshake timeout: client ${this.#client.remoteAddress}:${this.#client.remotePort} did not log in within ${this.#options.handshakeTimeoutMs} ms`,
+      `handshake timeout: client ${this.#tcp.remoteAddress}:${this.#tcp.remotePort} did not log in within ${this.#options.handshakeTimeoutMs} ms`,
     );
     // Destroyed first, so close() sends the server nothing it would read as a handshake.
     this.#backend.destroy();

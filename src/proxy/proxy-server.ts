@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import type { BackendAddress } from './client-session.ts';
-import type { CacheSettings } from './worker-protocol.ts';
+import type { CacheSettings, TlsCredentials } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import { acquirePortLock } from './port-lock.ts';
 import { checkBackendAtStart, holdsGlobally } from './startup-checks.ts';
@@ -38,6 +38,8 @@ export interface ProxyOptions {
   drainTimeoutMs: number;
   /** The query cache; null makes the proxy a plain relay. */
   cache: CacheSettings | null;
+  /** TLS offered to clients; absent or null: not offered. */
+  tls?: TlsCredentials | null;
   /** --binlog and its settings; absent: off. */
   binlog?: BinlogSettings;
   log: Logger;
@@ -139,6 +141,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         workers: options.workers,
         cache: options.cache,
         logFormat: options.log.format,
+        tls: options.tls ?? null,
       };
       const worker = new Worker(workerUrl, {
         workerData: config,

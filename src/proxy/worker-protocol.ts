@@ -36,6 +36,14 @@ export interface WorkerConfig {
   cache: CacheSettings | null;
   /** The main thread's --log-format. */
   logFormat: LogFormat;
+  /** What clients that ask for TLS get; null: TLS is not offered. */
+  tls: TlsCredentials | null;
+}
+
+/** A PEM certificate (chain) and its private key, as read from --tls-cert and --tls-key. */
+export interface TlsCredentials {
+  cert: string;
+  key: string;
 }
 
 /** `fault`: a test-only failure (NICECACHE_TEST_FAULTS): the worker dies of an uncaught error. */

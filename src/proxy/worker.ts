@@ -4,6 +4,7 @@
  * own sessions. It shares only the invalidation registry.
  */
 import { createServer } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FollowerStatus } from '../binlog/follower-status.ts';
 import { CacheStats, Counter } from '../cache/cache-stats.ts';
@@ -23,6 +24,8 @@ const log = createLogger({ format: config.logFormat, worker: config.index });
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
 const registry = new InvalidationRegistry(config.registry, config.registryRegion);
+/** Built once per worker: every TLS session of this worker shares it (and its session cache). */
+const secureContext = config.tls === null ? null : createSecureContext(config.tls);
 /** How often a worker drops results writes made stale, so Qcache_queries_in_cache falls. */
 const STALE_SWEEP_INTERVAL_MS = 200;
 
@@ -77,6 +80,7 @@ const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) =>
   log.debug(`client connected from ${socket.remoteAddress}:${socket.remotePort}`);
   const session = new ClientSession(socket, {
     backend: config.backend,
+    tls: secureContext,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,

@@ -41,6 +41,7 @@ describe('proxy configuration', () => {
       binlogServerId: null,
       metrics: null,
       logFormat: 'text',
+      tls: null,
     });
   });
 
@@ -157,6 +158,20 @@ describe('proxy configuration', () => {
     assert.equal(parseProxyConfig(['--log-format', 'JSON'], {})!.logFormat, 'json');
     assert.equal(parseProxyConfig([], { NICECACHE_LOG_FORMAT: 'json' })!.logFormat, 'json');
     assert.throws(() => parseProxyConfig(['--log-format', 'xml'], {}), /--log-format/);
+  });
+
+  test('--tls-cert and --tls-key: both or neither, from flags or the environment', () => {
+    assert.equal(parseProxyConfig([], {})!.tls, null);
+    assert.deepEqual(parseProxyConfig(['--tls-cert', 'c.pem', '--tls-key', 'k.pem'], {})!.tls, {
+      certFile: 'c.pem',
+      keyFile: 'k.pem',
+    });
+    assert.deepEqual(
+      parseProxyConfig([], { NICECACHE_TLS_CERT: 'c.pem', NICECACHE_TLS_KEY: 'k.pem' })!.tls,
+      { certFile: 'c.pem', keyFile: 'k.pem' },
+    );
+    assert.throws(() => parseProxyConfig(['--tls-cert', 'c.pem'], {}), ConfigError);
+    assert.throws(() => parseProxyConfig(['--tls-key', 'k.pem'], {}), /go together/);
   });
 
   test('changedSettings names the options that differ', () => {
