@@ -163,14 +163,16 @@ describe('TLS to clients', () => {
     const expected = await direct(read);
     const hitsBefore = await qcacheHits();
 
-    const m2 = await mysql.createConnection({
+    // The same login for both drivers: to the proxy, over TLS, checking its certificate.
+    const login = {
       host: '127.0.0.1',
       port: proxy.port,
       user: BACKEND_USER,
       password: BACKEND_PASSWORD,
       database: DB,
       ssl: { ca },
-    });
+    };
+    const m2 = await mysql.createConnection(login);
     const stream = (m2 as unknown as { connection: { stream: { encrypted?: boolean } } }).connection
       .stream;
     assert.equal(stream.encrypted, true, 'mysql2 is not on TLS');
@@ -180,14 +182,7 @@ describe('TLS to clients', () => {
     assert.deepEqual(executed, [{ v: 'two' }]);
     await m2.end();
 
-    const md = await mariadb.createConnection({
-      host: '127.0.0.1',
-      port: proxy.port,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: DB,
-      ssl: { ca },
-    });
+    const md = await mariadb.createConnection(login);
     // The connector's rows are an array with a `meta` property: compared as plain rows.
     const rowsOf = async (): Promise<unknown[]> => [...(await md.query<unknown[]>(read))];
     assert.deepEqual(await rowsOf(), expected);
