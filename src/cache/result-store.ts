@@ -91,6 +91,8 @@ const VISITED = 1;
 const SERVED = 2;
 /** The largest arena: record offsets are 32-bit. */
 const MAX_ARENA_BYTES = 2 ** 32 - ALIGN;
+/** Pins held before the sent ones are let go at the next pin (doubles with those still queued). */
+const PRUNE_PINS_AT = 64;
 /** Views of hit replies kept for reuse (a power of two). */
 const VIEW_SLOTS = 4096;
 /** The per-entry arrays start this long and double as needed. */
@@ -124,6 +126,8 @@ export class ResultStore {
   #expired = 0;
   /** Views written to sockets that had not sent them yet (see pinIfQueued). */
   #pins: Pin[] = [];
+  /** At this many pins, the sent ones are let go before another is added. */
+  #prunePinsAt = PRUNE_PINS_AT;
 
   // Per entry, by its number.
   #keys: (string | undefined)[] = [];
@@ -398,6 +402,12 @@ export class ResultStore {
    */
   pinIfQueued(view: Buffer, writer: QueuedWriter): void {
     if (writer.writableLength === 0 || view.buffer !== this.#arena.buffer) return;
+    // Pins are otherwise let go only when the compaction reaches them: a store that makes no
+    // room (hits only) must not collect them without end.
+    if (this.#pins.length >= this.#prunePinsAt) {
+      this.#releaseDrainedPins();
+      this.#prunePinsAt = Math.max(PRUNE_PINS_AT, 2 * this.#pins.length);
+    }
     const start = view.byteOffset;
     this.#pins.push({ start, end: start + view.length, writer });
   }
@@ -405,6 +415,11 @@ export class ResultStore {
   /** Views pinned and not yet sent (for tests and stats). */
   get pinnedViews(): number {
     this.#releaseDrainedPins();
+    return this.#pins.length;
+  }
+
+  /** Pins held, sent or not, as they are before the next release (for tests). */
+  get pinsHeld(): number {
     return this.#pins.length;
   }
 

@@ -431,6 +431,22 @@ describe('a view still queued on a socket', () => {
     assert.equal(store.pinnedViews, 0);
   });
 
+  test('pins of sent views are let go even when no fill comes to make room', () => {
+    const store = new ResultStore({ budgetBytes: 1 << 16 });
+    store.set('k', result(1));
+    const view = get(store, 'k')!;
+    const stalled = writer(1);
+    store.pinIfQueued(view, stalled);
+    // A read-only load: hits whose writes queue for a moment, and no fill.
+    for (let i = 0; i < 10_000; i++) {
+      const socket = writer(10);
+      store.pinIfQueued(view, socket);
+      socket.writableLength = 0;
+    }
+    assert.ok(store.pinsHeld <= 128, `${store.pinsHeld} pins held`);
+    assert.equal(store.pinnedViews, 1, 'the one still queued is kept');
+  });
+
   test('when pins hold all the room, a fill is refused instead of waiting', () => {
     const store = new ResultStore({ budgetBytes: budgetFor(3, 10) });
     for (const key of ['a', 'b', 'c']) {
