@@ -367,6 +367,9 @@ function parseTlsFiles(certFile: string, keyFile: string): TlsFiles | null {
   return { certFile, keyFile };
 }
 
+/** How changedSettings names the TLS files. */
+export const TLS_SETTING = '--tls-cert/--tls-key';
+
 /** The settings that differ between two configurations, by option name. */
 export function changedSettings(before: ProxyConfig, after: ProxyConfig): string[] {
   const names: Record<string, string> = {
@@ -390,7 +393,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlogServerId: '--binlog-server-id',
     metrics: '--metrics',
     logFormat: '--log-format',
-    tls: '--tls-cert/--tls-key',
+    tls: TLS_SETTING,
   };
   return Object.keys(names)
     .filter(

@@ -3,10 +3,17 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
+import type { RunningProxy } from '../proxy/proxy-server.ts';
 import { startMetricsServer } from '../metrics/metrics-server.ts';
 import type { MetricsServer } from '../metrics/metrics-server.ts';
 import type { Logger } from '../proxy/log.ts';
-import { ConfigError, changedSettings, parseProxyConfig, proxyHelp } from './config.ts';
+import {
+  ConfigError,
+  TLS_SETTING,
+  changedSettings,
+  parseProxyConfig,
+  proxyHelp,
+} from './config.ts';
 import type { TlsFiles } from './config.ts';
 import type { TlsCredentials } from '../proxy/worker-protocol.ts';
 import type { ProxyConfig } from './config.ts';
@@ -52,9 +59,17 @@ function scrubPassword(args: string[], log: Logger): void {
 /**
  * SIGHUP and SIGUSR2 would end the process by default, with no drain. A running proxy does not
  * change its settings (workers, caches and sessions are built on them), so it reads the
- * configuration again, says what differs and that a restart applies it, and carries on.
+ * configuration again, says what differs and that a restart applies it, and carries on. The one
+ * exception is TLS: the certificate and key files are read again and given to the workers, for
+ * the connections they accept from then on (a renewed certificate needs no restart).
  */
-function onReloadSignal(signal: string, args: string[], running: ProxyConfig, log: Logger): void {
+function onReloadSignal(
+  signal: string,
+  args: string[],
+  running: ProxyConfig,
+  proxy: RunningProxy | null,
+  log: Logger,
+): void {
   let fresh: ProxyConfig | null;
   try {
     fresh = parseProxyConfig(args);
@@ -64,7 +79,22 @@ function onReloadSignal(signal: string, args: string[], running: ProxyConfig, lo
     );
     return;
   }
-  const changed = fresh === null ? [] : changedSettings(running, fresh);
+  // TLS is the exception: its files are read again (a renewed certificate has the same path).
+  let tlsReloaded = false;
+  if (proxy !== null && running.tls !== null && fresh !== null && fresh.tls !== null) {
+    try {
+      proxy.reloadTls(readTlsCredentials(fresh.tls));
+      tlsReloaded = true;
+      log.info(
+        `${signal}: TLS certificate and key read again from ${fresh.tls.certFile} and ${fresh.tls.keyFile}: connections from now on get them`,
+      );
+    } catch (error) {
+      log.error(`${signal}: ${(error as Error).message}; TLS keeps the certificate in force`);
+    }
+  }
+  const changed = (fresh === null ? [] : changedSettings(running, fresh)).filter(
+    (name) => !(tlsReloaded && name === TLS_SETTING),
+  );
   log.info(
     changed.length === 0
       ? `${signal}: configuration unchanged; nothing to do`
@@ -112,8 +142,9 @@ async function runProxy(args: string[]): Promise<void> {
   signalLog = log;
   if (config.adminPasswordOnCommandLine && config.adminPassword !== '') scrubPassword(args, log);
   // Before the start, so that neither signal can end a proxy that is starting either.
+  let running: RunningProxy | null = null;
   for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
-    process.on(signal, () => onReloadSignal(signal, args, config, log));
+    process.on(signal, () => onReloadSignal(signal, args, config, running, log));
   }
   const tls = config.tls === null ? null : readTlsCredentials(config.tls);
   const proxy = await startProxy({
@@ -149,6 +180,7 @@ async function runProxy(args: string[]): Promise<void> {
     },
     log,
   });
+  running = proxy;
   let metrics: MetricsServer | null = null;
   if (config.metrics !== null) {
     try {

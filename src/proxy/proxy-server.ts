@@ -55,6 +55,8 @@ export interface RunningProxy {
   follower: BinlogFollower | null;
   /** Workers replaced after they exited, since the start. */
   workerRestarts(): number;
+  /** New TLS credentials for the connections accepted from now on (TLS must be on already). */
+  reloadTls(credentials: TlsCredentials): void;
   /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
   close(): Promise<void>;
 }
@@ -123,6 +125,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   /** Regions whose dead worker's marks are being released. */
   const releasing = new Map<number, Promise<unknown>>();
   let closing = false;
+  /** What workers get, including workers started after a reload. */
+  let tlsCredentials = options.tls ?? null;
 
   const spawn = (index: number, region = index): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -141,7 +145,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         workers: options.workers,
         cache: options.cache,
         logFormat: options.log.format,
-        tls: options.tls ?? null,
+        tls: tlsCredentials,
       };
       const worker = new Worker(workerUrl, {
         workerData: config,
@@ -279,6 +283,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     stats: new CacheStats(statsBuffer, 0),
     follower,
     workerRestarts: () => workerRestarts,
+    reloadTls: (credentials) => {
+      tlsCredentials = credentials;
+      for (const worker of workers)
+        worker.postMessage({ type: 'tls', credentials } satisfies ToWorker);
+    },
     close,
   };
 }

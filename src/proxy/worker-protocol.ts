@@ -47,7 +47,11 @@ export interface TlsCredentials {
 }
 
 /** `fault`: a test-only failure (NICECACHE_TEST_FAULTS): the worker dies of an uncaught error. */
-export type ToWorker = { type: 'drain' } | { type: 'fault' };
+export type ToWorker =
+  | { type: 'drain' }
+  | { type: 'fault' }
+  /** New TLS credentials (SIGHUP): connections accepted from now on get them. */
+  | { type: 'tls'; credentials: TlsCredentials };
 
 export type FromWorker =
   { type: 'listening' } | { type: 'listen-failed'; message: string } | { type: 'drained' };

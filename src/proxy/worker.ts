@@ -24,8 +24,11 @@ const log = createLogger({ format: config.logFormat, worker: config.index });
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
 const registry = new InvalidationRegistry(config.registry, config.registryRegion);
-/** Built once per worker: every TLS session of this worker shares it (and its session cache). */
-const secureContext = config.tls === null ? null : createSecureContext(config.tls);
+/**
+ * Built once per worker, and again when the main thread sends new credentials: the TLS sessions
+ * of this worker share it (and its session cache).
+ */
+let secureContext = config.tls === null ? null : createSecureContext(config.tls);
 /** How often a worker drops results writes made stale, so Qcache_queries_in_cache falls. */
 const STALE_SWEEP_INTERVAL_MS = 200;
 
@@ -127,6 +130,11 @@ function finish(): void {
 }
 
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'tls') {
+    // Checked by the main thread before it was sent; connections already open keep theirs.
+    secureContext = createSecureContext(message.credentials);
+    return;
+  }
   if (message.type === 'fault') {
     if (process.env['NICECACHE_TEST_FAULTS'] !== '1') return;
     // Thrown outside every handler, as a bug would be: the thread dies mid-work.

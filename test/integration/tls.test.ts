@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,6 +50,11 @@ let proxy: ProxyProcess;
 let plainProxy: ProxyProcess;
 
 function makeCertificate(): void {
+  makeCertificateIn(cert, key);
+  ca = readFileSync(cert, 'utf8');
+}
+
+function makeCertificateIn(certFile: string, keyFile: string): void {
   const made = spawnSync(
     'openssl',
     [
@@ -59,9 +64,9 @@ function makeCertificate(): void {
       'rsa:2048',
       '-nodes',
       '-keyout',
-      key,
+      keyFile,
       '-out',
-      cert,
+      certFile,
       '-days',
       '2',
       '-subj',
@@ -76,7 +81,6 @@ function makeCertificate(): void {
     0,
     `openssl could not make a certificate (scripts/setup.sh installs it): ${made.error?.message ?? made.stderr}`,
   );
-  ca = readFileSync(cert, 'utf8');
 }
 
 async function direct(sql: string): Promise<unknown> {
@@ -288,6 +292,76 @@ describe('TLS to clients', () => {
     });
   }
 });
+
+describe('TLS certificate reload', () => {
+  test('SIGHUP reads the files again: new connections get the new certificate, open ones carry on', async () => {
+    const liveCert = join(dir, 'live-cert.pem');
+    const liveKey = join(dir, 'live-key.pem');
+    copyFileSync(cert, liveCert);
+    copyFileSync(key, liveKey);
+    const renewedCert = join(dir, 'renewed-cert.pem');
+    const renewedKey = join(dir, 'renewed-key.pem');
+    makeCertificateIn(renewedCert, renewedKey);
+    const reloading = await startProxyProcess({
+      workers: 2,
+      extraArgs: ['--tls-cert', liveCert, '--tls-key', liveKey],
+    });
+    try {
+      const options = {
+        host: '127.0.0.1',
+        port: reloading.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+        database: DB,
+        ssl: { rejectUnauthorized: false },
+      };
+      const fingerprint = (connection: mysql.Connection): string =>
+        (
+          connection as unknown as {
+            connection: { stream: { getPeerCertificate(): { fingerprint256: string } } };
+          }
+        ).connection.stream.getPeerCertificate().fingerprint256;
+      const before = await mysql.createConnection(options);
+      const original = fingerprint(before);
+
+      copyFileSync(renewedCert, liveCert);
+      copyFileSync(renewedKey, liveKey);
+      reloading.child.kill('SIGHUP');
+      await waitFor(() => /read again from/.test(reloading.log()), 'the reload');
+      // Both workers take connections: several new ones, all with the renewed certificate.
+      for (let i = 0; i < 4; i++) {
+        const after = await mysql.createConnection(options);
+        assert.notEqual(fingerprint(after), original, 'a new connection got the old certificate');
+        await after.end();
+      }
+      assert.deepEqual((await before.query('SELECT v FROM t WHERE id = 1'))[0], [{ v: 'one' }]);
+      assert.equal(fingerprint(before), original);
+      await before.end();
+
+      // A key that does not fit: said so, and the renewed certificate stays in force.
+      writeFileSync(liveKey, readFileSync(join(dir, 'key.pem')));
+      reloading.child.kill('SIGHUP');
+      await waitFor(
+        () => /TLS keeps the certificate in force/.test(reloading.log()),
+        'the refusal',
+      );
+      const still = await mysql.createConnection(options);
+      assert.notEqual(fingerprint(still), original);
+      assert.deepEqual((await still.query('SELECT v FROM t WHERE id = 2'))[0], [{ v: 'two' }]);
+      await still.end();
+    } finally {
+      await reloading.stop();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (condition()) return;
+    await sleep(50);
+  }
+  throw new Error(`${what} did not happen within 5 s`);
+}
 
 describe('TLS settings', () => {
   test('a key that does not match the certificate is a refused start that says so', async () => {
