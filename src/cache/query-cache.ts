@@ -127,16 +127,16 @@ export class QueryCache {
     this.#store.pinIfQueued(reply, writer);
   }
 
-  /**
-   * Should a miss over `slots` copy its reply for the store? When not, the miss is relayed and
-   * counted as declined (and as not cached): results over these tables have been made stale
-   * before anyone read them again.
-   */
   /** Is a table among `slots` written faster than its results are read again? */
   writtenOften(slots: Int32Array): boolean {
     return this.admission.declines(slots);
   }
 
+  /**
+   * Should a miss over `slots` copy its reply for the store? When not, the miss is relayed and
+   * counted as declined (and as not cached): results over these tables have been made stale
+   * before anyone read them again.
+   */
   admits(slots: Int32Array): boolean {
     if (this.admission.admits(slots)) return true;
     this.stats.add(Counter.ADMISSION_DECLINED);
@@ -196,10 +196,6 @@ export class QueryCache {
     this.#updateGauges();
   }
 
-  /**
-   * A result is dropped as stale: if no one was ever served it, the tables whose writes made it
-   * stale wasted a fill. A write to everything blames no table in particular.
-   */
   /** Is stored result `id` still what the server holds, for a reader at `snapshotSeq`? */
   #freshFor(id: number, snapshotSeq: number): boolean {
     const store = this.#store;
@@ -212,6 +208,10 @@ export class QueryCache {
     );
   }
 
+  /**
+   * A result is dropped as stale: if no one was ever served it, the tables whose writes made it
+   * stale wasted a fill. A write to everything blames no table in particular.
+   */
   #noteDropped(id: number): void {
     const store = this.#store;
     if (store.servedBefore(id)) return;
