@@ -52,6 +52,8 @@ export function startClientTls(
     },
   });
   tcp.on('close', () => transport.destroy());
+  // A write after the client went away fails here: the session hears of it from the sockets.
+  transport.on('error', () => tcp.destroy());
   const feed = (bytes: Buffer, start: number, end: number): void => {
     if (end <= start) return;
     // Copied: the session's read buffer is reused for its next read.
