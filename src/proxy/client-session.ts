@@ -179,6 +179,11 @@ export class ClientSession {
   #pausedForAnswers = false;
   /** The client is gone but announced writes still wait for their replies. */
   #lingering = false;
+  /**
+   * The reply awaited by a 16 MB+ command whose first packets reached the server and whose last
+   * has not come from the client yet (null when none, or when the command has no reply).
+   */
+  #unfinished: Pending | null = null;
   /** The backend connection has closed (its 'close' event came). */
   #backendClosed = false;
   /** Where the registry records this backend connection for the main thread, or -1. */
@@ -294,8 +299,20 @@ export class ClientSession {
   close(): void {
     if (this.#phase === Phase.CLOSED) return;
     this.#endHandshakeTimer();
+    // Before the unfinished command goes: a server waiting for its rest must not read a COM_QUIT.
     const wasIdle = this.#pending.length === 0;
     this.#phase = Phase.CLOSED;
+    // Not yet answered (a server may answer a packet too large before reading the rest of it).
+    const unfinished = this.#unfinished === null ? -1 : this.#pending.indexOf(this.#unfinished);
+    if (unfinished >= 0) {
+      // The client left in the middle of a 16 MB+ command: the server holds its first packets
+      // and waits for the rest, which will never come, so the command can never run. Its marks
+      // go now; lingering for them would keep the server waiting until its net_read_timeout,
+      // and an everything-mark would stop every hit of every worker until then.
+      const { plan } = this.#pending.splice(unfinished, 1)[0]!;
+      if (plan !== null) this.#router?.abandon([plan]);
+    }
+    this.#unfinished = null;
     // Flush what the client is owed, then close.
     this.#client.destroySoon();
     if (
@@ -383,6 +400,7 @@ export class ClientSession {
       // The rest of a 16 MB+ command (routed with its first packet), a LOCAL INFILE file (the
       // LOAD DATA announced its writes), or the answer to the server's authentication request.
       head?.feedClient(packet);
+      if (packet.length < MAX_PACKET_PAYLOAD) this.#unfinished = null;
       this.#corkIfMore(packet);
       const raw = packet.raw!;
       if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
@@ -478,7 +496,7 @@ export class ClientSession {
     }
     if (shape !== ReplyShape.NONE) {
       const rewrite = plan?.status != null;
-      this.#pending.push({
+      const awaited: Pending = {
         tracker: new ReplyTracker(shape, this.#deprecateEof, command),
         plan,
         internal: null,
@@ -489,7 +507,9 @@ export class ClientSession {
           : plan?.learn
             ? new ReplyCopy(LEARNED_REPLY_LIMIT)
             : null,
-      });
+      };
+      this.#pending.push(awaited);
+      if (packet.length === MAX_PACKET_PAYLOAD) this.#unfinished = awaited;
       // Nothing else may reach the backend until a reply to rewrite is complete.
       if (rewrite) this.#holding = true;
     }

@@ -1090,11 +1090,16 @@ export class StatementRouter {
 
   /** The connection is gone; `unanswered` are the plans whose replies never came. */
   onClose(unanswered: readonly CommandPlan[]): void {
-    for (const plan of unanswered) {
+    this.abandon(unanswered);
+    this.txn.releaseAll();
+  }
+
+  /** Commands whose replies will never come: the server never ran them, or the link is gone. */
+  abandon(plans: readonly CommandPlan[]): void {
+    for (const plan of plans) {
       if (plan.marks !== null) this.txn.abandon(plan.marks);
       if (plan.fill !== null) this.#worker.flights.finish(plan.fill.key, plan.fill.flight);
     }
-    this.txn.releaseAll();
   }
 
   /** Stores a complete reply when it may be; `bytes` may be changed, and is copied if kept. */

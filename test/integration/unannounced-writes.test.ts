@@ -23,6 +23,7 @@ import {
   ProxyHarness,
   Session,
   WARM_TABLE_STATEMENTS,
+  connectDirect,
   differential,
   queryPacket,
   rowsOf,
@@ -105,6 +106,31 @@ describe('unannounced writes: every path to the server is routed', () => {
           .then((reply) => writer.record('17 MB UPDATE', reply));
       }),
     ));
+
+  test('a client that leaves in the middle of a 17 MB UPDATE: it never runs, and reads hit again at once', () =>
+    differential(proxy, { database: DB, setup }, async (run) => {
+      const reader = await run.session('reader', { worker: 0 });
+      await reader.query(READ);
+      await reader.query(READ);
+      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      // Only the first packet (0xFFFFFF bytes) of the UPDATE, then the client's end: the server
+      // has part of the command and would wait for the rest until its net_read_timeout (30 s).
+      const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
+      const sql = Buffer.from(`UPDATE ${DB}.t SET v = 'never' WHERE id = 1 ${BIG_COMMENT}`);
+      const first = Buffer.alloc(4 + 0xffffff);
+      first.writeUIntLE(0xffffff, 0, 3);
+      first[4] = Command.QUERY;
+      sql.copy(first, 5, 0, 0xffffff - 1);
+      leaver.client.socket.end(first);
+      // The server connection goes with the client's, at once, as it does directly.
+      const gone = await waitUntil(10_000, async () => (await connectionsOf(PLAIN_USER)) === 0);
+      run.check(gone, 'the server still holds the connection of the client that left, after 10 s');
+      // The write announced with the first packet is released (one invalidation of everything):
+      // the read is filled again, then hit, with the rows unchanged.
+      await reader.query(READ);
+      await reader.query(READ);
+      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached again');
+    }));
 
   test('a 17 MB COM_STMT_EXECUTE of an UPDATE', () =>
     differential(proxy, { database: DB, setup }, (run) =>
@@ -280,6 +306,29 @@ describe('unannounced writes: every path to the server is routed', () => {
       }),
     ));
 });
+
+/** The server's connections of `user`, counted directly. */
+async function connectionsOf(user: string): Promise<number> {
+  const client = await connectDirect();
+  try {
+    const reply = await client.query(
+      `SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = '${user}'`,
+    );
+    return Number(rowsOf(reply, client.deprecateEof)[0]![0]);
+  } finally {
+    client.close();
+  }
+}
+
+/** Polls `condition` every 20 ms until it holds (true) or `ms` pass (false). */
+async function waitUntil(ms: number, condition: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** COM_BINLOG_DUMP, non-blocking, from position 4 of `file` (empty: the first log). */
 function binlogDump(file = ''): Buffer {
