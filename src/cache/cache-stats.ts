@@ -57,8 +57,13 @@ export const Counter = {
   CLIENTS_CONNECTED: 18,
   /** Clients told the server could not be reached (connect, greeting or early loss). */
   BACKEND_UNREACHABLE: 19,
+  /**
+   * Not a count: the registry sequence this worker's store was last swept through (no result
+   * that a write finished by then made stale is left in it), for SHOW STATUS to wait on.
+   */
+  SWEPT_THROUGH: 20,
 } as const;
-const COUNTERS = 20;
+const COUNTERS = 21;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {
@@ -99,6 +104,7 @@ const GAUGES: ReadonlySet<number> = new Set([
   Counter.QUERIES_IN_CACHE,
   Counter.BYTES_USED,
   Counter.CLIENTS_CONNECTED,
+  Counter.SWEPT_THROUGH,
 ]);
 
 export type CounterName = keyof typeof Counter;
@@ -106,6 +112,8 @@ export type CounterName = keyof typeof Counter;
 export class CacheStats {
   readonly buffer: SharedArrayBuffer;
   readonly workers: number;
+  /** This thread's region. */
+  readonly worker: number;
   readonly #words: Float64Array;
   readonly #base: number;
 
@@ -121,6 +129,7 @@ export class CacheStats {
     this.buffer = buffer;
     this.#words = new Float64Array(buffer);
     this.workers = this.#words.length / WORDS_PER_WORKER - 1;
+    this.worker = worker;
     this.#base = worker * WORDS_PER_WORKER;
     this.#flushedBase = this.workers * WORDS_PER_WORKER;
   }
@@ -140,6 +149,11 @@ export class CacheStats {
 
   bypass(reason: number): void {
     this.#words[this.#base + COUNTERS + reason]! += 1;
+  }
+
+  /** One worker's value. */
+  of(worker: number, counter: number): number {
+    return this.#words[worker * WORDS_PER_WORKER + counter]!;
   }
 
   /** The sum over every worker. */

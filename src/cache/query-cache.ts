@@ -7,6 +7,7 @@ import { CacheStats, Counter } from './cache-stats.ts';
 import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
 import { NO_ENTRY, ResultStore } from './result-store.ts';
+import { Flight } from './single-flight.ts';
 import type { QueuedWriter } from './result-store.ts';
 
 export { NO_ENTRY } from './result-store.ts';
@@ -32,6 +33,10 @@ export interface QueryCacheOptions {
 
 /** Entries one background sweep looks at: bounded, so a large store never stalls the worker. */
 const SWEEP_BATCH = 5000;
+/** Entries a sweep for SHOW STATUS looks at, in the worker that answers and in every other. */
+export const STATUS_SWEEP_LIMIT = 100_000;
+/** How long SHOW STATUS waits at most for the other workers' sweeps (one may be busy). */
+export const STATUS_SWEEP_WAIT_MS = 100;
 
 export class QueryCache {
   readonly registry: InvalidationRegistry;
@@ -62,7 +67,51 @@ export class QueryCache {
     this.admission = new FillAdmission(registry.slots);
     this.#clearCount = registry.clearCount();
     const interval = options.sweepIntervalMs ?? 0;
-    if (interval > 0) setInterval(() => this.sweep(SWEEP_BATCH), interval).unref();
+    if (interval > 0) {
+      setInterval(() => this.sweep(SWEEP_BATCH), interval).unref();
+      this.#answerSweepsAsked(registry.sweepsAsked());
+    }
+  }
+
+  /** Sweeps when SHOW STATUS in any worker asks (see sweepsPending), from now on. */
+  #answerSweepsAsked(seen: number): void {
+    void this.registry.sweepAsked(seen, Infinity).then(() => {
+      const asked = this.registry.sweepsAsked();
+      this.sweep(STATUS_SWEEP_LIMIT);
+      this.#answerSweepsAsked(asked);
+    });
+  }
+
+  /**
+   * Before SHOW STATUS counts the results in every worker's store: null when each other worker
+   * has swept out those made stale by the writes finished so far; otherwise they are asked to,
+   * and the flight returned lands when they have (or after STATUS_SWEEP_WAIT_MS).
+   */
+  sweepsPending(): Flight | null {
+    const target = this.registry.sequence();
+    if (this.#othersSweptThrough(target)) return null;
+    const flight = new Flight(0);
+    const watch = (seen: number): void => {
+      void this.registry.sweepDoneAfter(seen, STATUS_SWEEP_WAIT_MS).then(() => {
+        if (flight.expired) return;
+        const done = this.registry.sweepsDone();
+        if (this.#othersSweptThrough(target)) flight.land();
+        else if (done !== seen) watch(done);
+      });
+    };
+    watch(this.registry.sweepsDone());
+    this.registry.askSweeps();
+    return flight;
+  }
+
+  #othersSweptThrough(sequence: number): boolean {
+    const stats = this.stats;
+    for (let worker = 0; worker < stats.workers; worker++) {
+      // Sequences wrap: compared by their difference, as the registry does.
+      const behind = ((stats.of(worker, Counter.SWEPT_THROUGH) - sequence) | 0) < 0;
+      if (worker !== stats.worker && behind) return false;
+    }
+    return true;
   }
 
   /**
@@ -78,6 +127,10 @@ export class QueryCache {
     if (this.#store.sweep(this.#isDead, limit)) {
       this.#sweptAt = this.#passFrom;
       this.#passFrom = null;
+      this.#updateGauges();
+      this.stats.set(Counter.SWEPT_THROUGH, this.#sweptAt);
+      this.registry.sweepDone();
+      return;
     }
     this.#updateGauges();
   }

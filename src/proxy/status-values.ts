@@ -2,19 +2,17 @@
  * The values SHOW STATUS reports for the query cache: the server's Qcache_* names with the
  * proxy-wide totals, and nicecache's own counters that explain what was not cached and why.
  * Counters count from the last FLUSH STATUS, as the server's do; the gauges say how the cache is
- * now, so this worker first drops the results a write has made stale (the other workers do so
- * on their own timer).
+ * now, so this worker first drops the results a write has made stale (the other workers have
+ * done so before the statement was sent: see QueryCache.sweepsPending).
  */
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
+import { STATUS_SWEEP_LIMIT } from '../cache/query-cache.ts';
 import type { QueryCache } from '../cache/query-cache.ts';
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { StatusValues } from './status-variables.ts';
 
-/** Entries SHOW STATUS looks at in this worker's store before answering. */
-const SWEEP_ON_SHOW = 100_000;
-
 export function statusValues(cache: QueryCache, follower: FollowerStatus | null): StatusValues {
-  cache.sweep(SWEEP_ON_SHOW);
+  cache.sweep(STATUS_SWEEP_LIMIT);
   const stats = cache.stats;
   const shown = (counter: number): string => String(stats.shown(counter));
   const inCache = stats.total(Counter.QUERIES_IN_CACHE);
