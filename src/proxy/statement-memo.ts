@@ -8,11 +8,14 @@ import { Doorkeeper } from '../cache/doorkeeper.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
+import { shapedKeyText, shapeOf } from '../sql/statement-shape.ts';
 import { withResolvableNames } from '../sql/name-encoding.ts';
 import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
 
 const MAX_ENTRIES = 20_000;
+/** Statement shapes kept, all modes together; emptied when full, as the memo is. */
+const MAX_SHAPES = 5_000;
 /**
  * The doorkeeper's size: well above MAX_ENTRIES, so texts that repeat rarely collide with
  * one-time ones. It forgets after DOORKEEPER_RESET memo misses, before it fills up.
@@ -79,6 +82,23 @@ export function hashBytes(bytes: Buffer, from: number, to: number): number {
   return hash >>> 0;
 }
 
+/**
+ * Whether another text of the statement's shape has the same facts but its key text: a single
+ * data statement. The proxy's control statements (SHOW STATUS's table, SET, PREPARE ...) carry
+ * values of their own, and a text of several statements is kept out for simplicity.
+ */
+function carriesToItsShape(info: StatementInfo): boolean {
+  return (
+    info.control === null &&
+    !info.multiStatement &&
+    (info.kind === 'select' ||
+      info.kind === 'insert' ||
+      info.kind === 'update' ||
+      info.kind === 'delete' ||
+      info.kind === 'replace')
+  );
+}
+
 export class StatementMemo {
   /**
    * One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names, the
@@ -97,6 +117,12 @@ export class StatementMemo {
     () => new Map<number, MemoEntry>(),
   );
   #size = 0;
+  /** The facts of every statement shape classified, per mode (see #classifyNew). */
+  readonly #byShape: Array<Map<string, StatementInfo>> = Array.from(
+    { length: MODES },
+    () => new Map<string, StatementInfo>(),
+  );
+  #shapes = 0;
   /**
    * Only texts seen before are kept: statements whose literals differ every time (a point
    * select by a random id, an insert of new values) would otherwise fill the memo with entries
@@ -117,14 +143,11 @@ export class StatementMemo {
       this.#serverVersion = serverVersion;
       this.#serverVersionNumber = serverVersionNumber(serverVersion) ?? undefined;
     }
-    const memo = this.#byMode[modeIndex(mode)]!;
+    const index = modeIndex(mode);
+    const memo = this.#byMode[index]!;
     let entry = memo.get(sql);
     if (entry === undefined) {
-      const info = classify(sql, { ...mode, serverVersion: this.#serverVersionNumber });
-      entry = new MemoEntry(
-        withResolvableNames(info, mode.names, mode.lowerCaseTableNames),
-        tokenizesTheSameInEveryMode(sql),
-      );
+      entry = this.#classifyNew(sql, mode, index);
       this.#lastKept = this.#doorkeeper.seenBefore(sql);
       if (!this.#lastKept) return entry;
       if (this.#size >= MAX_ENTRIES) this.#clear();
@@ -168,10 +191,40 @@ export class StatementMemo {
     return entry;
   }
 
+  /**
+   * A text not in the memo: its facts are those of a text of the same shape classified before
+   * (statement-shape.ts), when there is one; otherwise it is classified.
+   */
+  #classifyNew(sql: string, mode: ClassifyMode, index: number): MemoEntry {
+    const shape = shapeOf(sql);
+    const shapes = this.#byShape[index]!;
+    if (shape !== null) {
+      const facts = shapes.get(shape);
+      // A shaped text tokenizes the same in every mode (no backslash, double quote, non-ASCII).
+      if (facts !== undefined)
+        return new MemoEntry({ ...facts, keyText: shapedKeyText(sql) }, true);
+    }
+    const info = withResolvableNames(
+      classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
+      mode.names,
+      mode.lowerCaseTableNames,
+    );
+    if (shape !== null && carriesToItsShape(info)) {
+      if (this.#shapes >= MAX_SHAPES) {
+        for (const map of this.#byShape) map.clear();
+        this.#shapes = 0;
+      }
+      shapes.set(shape, info);
+      this.#shapes++;
+    }
+    return new MemoEntry(info, tokenizesTheSameInEveryMode(sql));
+  }
+
   #clear(): void {
     for (const memo of this.#byMode) memo.clear();
     for (const memo of this.#byBytes) memo.clear();
-    this.#size = 0;
+    for (const memo of this.#byShape) memo.clear();
+    this.#size = this.#shapes = 0;
   }
 }
 

@@ -1,0 +1,174 @@
+/**
+ * Statement shapes: texts that differ only in plain literals share one, every text where a
+ * literal could be taken apart wrongly has none, and a text whose facts come from its shape has
+ * exactly the facts the classifier gives it — checked over every statement of the classifier's
+ * own tests, with new literals in it.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { StatementMemo } from '../../src/proxy/statement-memo.ts';
+import type { ClassifyMode } from '../../src/proxy/statement-memo.ts';
+import { tokenizesTheSameInEveryMode } from '../../src/sql/mode-independence.ts';
+import { NameEncoding, withResolvableNames } from '../../src/sql/name-encoding.ts';
+import { classify, serverVersionNumber } from '../../src/sql/statement-classifier.ts';
+import { shapeOf } from '../../src/sql/statement-shape.ts';
+
+const MODE: ClassifyMode = {
+  ansiQuotes: false,
+  noBackslashEscapes: false,
+  lowerCaseTableNames: 0,
+  names: NameEncoding.UTF8MB4,
+};
+const VERSION = '10.11.19-MariaDB';
+
+/** What the classifier itself says of `sql`, as the memo hands it out. */
+function classified(sql: string): ReturnType<typeof classify> {
+  return withResolvableNames(
+    classify(sql, { ...MODE, serverVersion: serverVersionNumber(VERSION) ?? undefined }),
+    MODE.names,
+    MODE.lowerCaseTableNames,
+  );
+}
+
+/** `sql` with every literal of its shape replaced by another one (the n-th variant). */
+function withOtherLiterals(shape: string, n: number): string {
+  let text = '';
+  let count = 0;
+  for (const char of shape) {
+    if (char === '\u0001') text += String(n * 7919 + ++count * 104729);
+    else if (char === '\u0002') text += `'v${n}-${++count} x'`;
+    else text += char;
+  }
+  return text;
+}
+
+describe('statement shapes', () => {
+  test('texts that differ only in plain literals share a shape', () => {
+    const pairs = [
+      ['SELECT c FROM sbtest1 WHERE id=1', 'SELECT c FROM sbtest1 WHERE id=123456'],
+      [
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (1, 2, 'a-b', 'c')",
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (77, 88, '', 'd e f')",
+      ],
+      ['  select * from `t 1` where a in (1,2)  ;', '  select * from `t 1` where a in (3,4)  ;'],
+      [
+        "UPDATE t SET v = 'x' WHERE id BETWEEN 5 AND 9",
+        "UPDATE t SET v = 'y;z' WHERE id BETWEEN 1 AND 2",
+      ],
+      ['DELETE FROM t WHERE id = -5', 'DELETE FROM t WHERE id = -6'],
+    ] as const;
+    for (const [a, b] of pairs) {
+      assert.notEqual(shapeOf(a), null, a);
+      assert.equal(shapeOf(a), shapeOf(b), `${a} / ${b}`);
+    }
+  });
+
+  test('texts whose names or structure differ do not', () => {
+    const pairs = [
+      ['SELECT * FROM t1', 'SELECT * FROM t2'],
+      ['SELECT * FROM seq_1_to_10', 'SELECT * FROM seq_1_to_20'],
+      ['SELECT * FROM `t 1`', 'SELECT * FROM `t 2`'],
+      ['SELECT a FROM t WHERE id = 1', 'SELECT a FROM t WHERE id = 1 FOR UPDATE'],
+      ["SELECT 'a' FROM t", 'SELECT 1 FROM t'],
+    ] as const;
+    for (const [a, b] of pairs) assert.notEqual(shapeOf(a), shapeOf(b), `${a} / ${b}`);
+  });
+
+  test('a text where a literal could be taken apart wrongly has no shape', () => {
+    for (const sql of [
+      'SELECT 1e5 FROM t',
+      'SELECT 0x1F FROM t',
+      'SELECT 0b101 FROM t',
+      'SELECT 1.5 FROM t',
+      'SELECT .5 FROM t',
+      'SELECT * FROM db.1t',
+      'SELECT * FROM db . 1',
+      'SELECT 1abc FROM t',
+      "SELECT X'0F' FROM t",
+      "SELECT _utf8'a' FROM t",
+      "SELECT 'it''s' FROM t",
+      "SELECT 'a\\'b' FROM t",
+      'SELECT "a" FROM t',
+      'SELECT 1 FROM t -- comment',
+      'SELECT 1 FROM t # comment',
+      'SELECT /* c */ 1 FROM t',
+      'SELECT /*!50000 1 */ FROM t',
+      'SELECT @1 FROM t',
+      'SELECT @ 1 FROM t',
+      "SELECT 'é' FROM t",
+      'SELECT 1 FROM t\u0000',
+      "SELECT 'unterminated FROM t",
+      'SELECT * FROM `unterminated',
+      'SET @a = 1',
+      'SHOW TABLES',
+      'WITH c AS (SELECT 1) SELECT * FROM c',
+      '(SELECT 1)',
+    ]) {
+      assert.equal(shapeOf(sql), null, sql);
+    }
+  });
+
+  test('facts from a shape are the classifier’s, over every statement of its tests', () => {
+    const source = readFileSync(new URL('./sql-classifier.test.ts', import.meta.url), 'utf8');
+    const statements = new Set<string>();
+    // The cases' texts: `sql: '...'` and `sql: "..."` (template literals are left out).
+    for (const match of source.matchAll(/sql:\s*(['"])((?:\\.|(?!\1)[^\\\n])*)\1/g)) {
+      statements.add(match[2]!.replace(/\\(.)/g, (_, escaped: string) => escaped));
+    }
+    for (const extra of [
+      'SELECT c FROM sbtest1 WHERE id=5',
+      'SELECT a FROM t1 WHERE b = 1;;  ',
+      '\n  SELECT a FROM t1 WHERE b = 2 ;\r\n',
+      "SELECT a FROM t1 WHERE b = 'x';",
+      'SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 104',
+      'SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 5 AND 104',
+      'SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 104 ORDER BY c',
+      'SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 5 AND 104 ORDER BY c',
+      'UPDATE sbtest1 SET k=k+1 WHERE id=5',
+      "UPDATE sbtest1 SET c='12-34' WHERE id=5",
+      'DELETE FROM sbtest1 WHERE id=5',
+      "INSERT INTO sbtest1 (id, k, c, pad) VALUES (5, 6, '1-2', '3-4')",
+      "REPLACE INTO t VALUES (1, 'a')",
+      'SELECT SQL_NO_CACHE * FROM t WHERE a = 1',
+      'SELECT * FROM t WHERE a = 1 LOCK IN SHARE MODE',
+      "SELECT GET_LOCK('a', 10) FROM t",
+      'SELECT * FROM t LIMIT 0',
+      'SELECT * FROM t LIMIT 10, 20',
+      "SELECT * FROM t INTO OUTFILE '/tmp/x'",
+      'SELECT f(1) FROM t',
+      "SELECT * FROM information_schema.tables WHERE table_name = 'x'",
+      "SELECT * FROM mysql.user WHERE user = 'x'",
+      'SELECT * FROM t1 JOIN t2 ON t1.a = t2.b WHERE t1.c = 3',
+      "INSERT INTO t SELECT * FROM u WHERE a = 'x' ON DUPLICATE KEY UPDATE b = 2",
+    ]) {
+      statements.add(extra);
+    }
+    let shaped = 0;
+    for (const sql of statements) {
+      const shape = shapeOf(sql);
+      if (shape === null) continue;
+      const memo = new StatementMemo();
+      memo.classify(sql, MODE, VERSION);
+      for (let n = 1; n <= 2; n++) {
+        const other = withOtherLiterals(shape, n);
+        assert.equal(shapeOf(other), shape, `${other} has the shape of ${sql}`);
+        const entry = memo.classify(other, MODE, VERSION);
+        assert.deepEqual(entry.info, classified(other), `facts of ${other} (shaped as ${sql})`);
+        assert.equal(entry.modeIndependent, tokenizesTheSameInEveryMode(other), other);
+      }
+      shaped++;
+    }
+    // The corpus must exercise the shapes, not pass by having none.
+    assert.ok(shaped >= 150, `only ${shaped} statements had a shape`);
+  });
+
+  test('a shape’s facts are used: a new text of a known shape is not classified again', () => {
+    const memo = new StatementMemo();
+    const first = memo.classify('SELECT c FROM sbtest1 WHERE id=1', MODE, VERSION);
+    const second = memo.classify('SELECT c FROM sbtest1 WHERE id=2', MODE, VERSION);
+    // The same tables, by the very same objects: no second classification made them.
+    assert.equal(second.info.reads, first.info.reads);
+    assert.equal(second.info.keyText, 'SELECT c FROM sbtest1 WHERE id=2');
+  });
+});
