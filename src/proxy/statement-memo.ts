@@ -60,6 +60,18 @@ export class MemoEntry {
     this.info = info;
     this.modeIndependent = modeIndependent;
   }
+
+  /**
+   * Takes what the router derived from the tables `other` reads, which are this entry's too (a
+   * text of the same shape): valid for the same schema and metadata load, as it was there.
+   */
+  shareReadsOf(other: MemoEntry): void {
+    this.readSchema = other.readSchema;
+    this.readGeneration = other.readGeneration;
+    this.readSlots = other.readSlots;
+    this.establishesSnapshot = other.establishesSnapshot;
+    this.readMayWrite = other.readMayWrite;
+  }
 }
 
 /** How many classify modes there are. */
@@ -118,9 +130,9 @@ export class StatementMemo {
   );
   #size = 0;
   /** The facts of every statement shape classified, per mode (see #classifyNew). */
-  readonly #byShape: Array<Map<string, StatementInfo>> = Array.from(
+  readonly #byShape: Array<Map<string, MemoEntry>> = Array.from(
     { length: MODES },
-    () => new Map<string, StatementInfo>(),
+    () => new Map<string, MemoEntry>(),
   );
   #shapes = 0;
   /**
@@ -199,25 +211,30 @@ export class StatementMemo {
     const shape = shapeOf(sql);
     const shapes = this.#byShape[index]!;
     if (shape !== null) {
-      const facts = shapes.get(shape);
-      // A shaped text tokenizes the same in every mode (no backslash, double quote, non-ASCII).
-      if (facts !== undefined)
-        return new MemoEntry({ ...facts, keyText: shapedKeyText(sql) }, true);
+      const known = shapes.get(shape);
+      if (known !== undefined) {
+        // A shaped text tokenizes the same in every mode (no backslash, double quote, non-ASCII).
+        const entry = new MemoEntry({ ...known.info, keyText: shapedKeyText(sql) }, true);
+        entry.shareReadsOf(known);
+        return entry;
+      }
     }
     const info = withResolvableNames(
       classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
       mode.names,
       mode.lowerCaseTableNames,
     );
+    const entry = new MemoEntry(info, tokenizesTheSameInEveryMode(sql));
     if (shape !== null && carriesToItsShape(info)) {
       if (this.#shapes >= MAX_SHAPES) {
         for (const map of this.#byShape) map.clear();
         this.#shapes = 0;
       }
-      shapes.set(shape, info);
+      // The first entry of its shape: what the router derives from its tables serves the others.
+      shapes.set(shape, entry);
       this.#shapes++;
     }
-    return new MemoEntry(info, tokenizesTheSameInEveryMode(sql));
+    return entry;
   }
 
   #clear(): void {

@@ -170,5 +170,14 @@ describe('statement shapes', () => {
     // The same tables, by the very same objects: no second classification made them.
     assert.equal(second.info.reads, first.info.reads);
     assert.equal(second.info.keyText, 'SELECT c FROM sbtest1 WHERE id=2');
+    // What the router derived from the first text's tables (its slots, for one schema and one
+    // load of the metadata) serves every later text of the shape.
+    first.readSlots = Int32Array.of(5);
+    first.readGeneration = 3;
+    first.readSchema = 'db';
+    const third = memo.classify('SELECT c FROM sbtest1 WHERE id=3', MODE, VERSION);
+    assert.equal(third.readSlots, first.readSlots);
+    assert.equal(third.readGeneration, 3);
+    assert.equal(third.readSchema, 'db');
   });
 });
