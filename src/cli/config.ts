@@ -44,6 +44,8 @@ export interface ProxyConfig {
   logFormat: LogFormat;
   /** TLS offered to clients (--tls-cert, --tls-key); null: not offered. */
   tls: TlsFiles | null;
+  /** Clients that do not start TLS are refused, as the server's require_secure_transport does. */
+  requireSecureTransport: boolean;
 }
 
 /** PEM files of the certificate (chain) and private key the proxy offers clients. */
@@ -210,6 +212,13 @@ export const proxyOptionSpecs = [
     help: "PEM private key of --tls-cert's certificate",
   },
   {
+    flag: 'require-secure-transport',
+    env: 'NICECACHE_REQUIRE_SECURE_TRANSPORT',
+    value: '',
+    fallback: 'false',
+    help: "refuse clients that do not start TLS, with the server's own answer to them under require_secure_transport (needs --tls-cert)",
+  },
+  {
     flag: 'log-format',
     env: 'NICECACHE_LOG_FORMAT',
     value: 'text|json',
@@ -357,7 +366,21 @@ export function parseProxyConfig(
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
     logFormat: parseLogFormat(value('log-format')),
     tls: parseTlsFiles(value('tls-cert'), value('tls-key')),
+    requireSecureTransport: parseSecureTransport(
+      parseBoolean(value('require-secure-transport'), '--require-secure-transport'),
+      value('tls-cert'),
+    ),
   };
+}
+
+/** As the server refuses require_secure_transport=ON with no secure transport to offer. */
+function parseSecureTransport(required: boolean, certFile: string): boolean {
+  if (required && certFile === '') {
+    throw new ConfigError(
+      '--require-secure-transport needs --tls-cert and --tls-key: no secure transport is configured',
+    );
+  }
+  return required;
 }
 
 function parseTlsFiles(certFile: string, keyFile: string): TlsFiles | null {
@@ -394,6 +417,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     metrics: '--metrics',
     logFormat: '--log-format',
     tls: TLS_SETTING,
+    requireSecureTransport: '--require-secure-transport',
   };
   return Object.keys(names)
     .filter(

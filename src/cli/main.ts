@@ -156,6 +156,7 @@ async function runProxy(args: string[]): Promise<void> {
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     requireBackend: config.requireBackend,
+    requireSecureTransport: config.requireSecureTransport,
     version,
     drainTimeoutMs: config.drainTimeoutMs,
     cache:

@@ -9,6 +9,7 @@ export const ProxyErrorCode = {
   BACKEND_UNREACHABLE: 'BACKEND_UNREACHABLE',
   BAD_HANDSHAKE: 'BAD_HANDSHAKE',
   TLS_NOT_OFFERED: 'TLS_NOT_OFFERED',
+  ACCESS_DENIED: 'ACCESS_DENIED',
   MALFORMED_PACKET: 'MALFORMED_PACKET',
   UNKNOWN_COMMAND: 'UNKNOWN_COMMAND',
   SHUTTING_DOWN: 'SHUTTING_DOWN',
@@ -23,6 +24,8 @@ const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
   // ER_HANDSHAKE_ERROR
   BAD_HANDSHAKE: { errno: 1043, sqlState: '08S01' },
   TLS_NOT_OFFERED: { errno: 1043, sqlState: '08S01' },
+  // ER_ACCESS_DENIED_ERROR: MariaDB's answer to a login without TLS under require_secure_transport.
+  ACCESS_DENIED: { errno: 1045, sqlState: '28000' },
   // ER_NET_PACKETS_OUT_OF_ORDER is what the server says of a packet it cannot read.
   MALFORMED_PACKET: { errno: 1156, sqlState: '08S01' },
   // ER_UNKNOWN_COM_ERROR

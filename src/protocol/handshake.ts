@@ -148,6 +148,8 @@ export interface HandshakeResponse {
   mariaDbCapabilities: number;
   characterSet: number;
   user: string;
+  /** The auth response's length: 0 when the client logs in without a password. */
+  authLength: number;
   database: string | null;
 }
 
@@ -176,26 +178,32 @@ export function restrictHandshakeResponse(
     payload.writeUInt32LE(mariaDbCapabilities, 28);
   }
   const user = readNulBytes(payload, 32);
+  let pos = user.end;
+  let authLength: number;
+  if (capabilities & Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+    // A length-encoded auth response: one that runs past the packet is a bad handshake.
+    const auth = readLenencBytes(payload, pos);
+    if (auth === null) return null;
+    authLength = auth.value.length;
+    pos = auth.end;
+  } else if (capabilities & Capability.SECURE_CONNECTION) {
+    authLength = payload[pos] ?? 0;
+    pos += 1 + authLength;
+  } else {
+    const auth = readNulBytes(payload, pos);
+    authLength = auth.value.length;
+    pos = auth.end;
+  }
   let database: string | null = null;
-  if (capabilities & Capability.CONNECT_WITH_DB) {
-    let pos = user.end;
-    if (capabilities & Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA) {
-      // A length-encoded auth response: one that runs past the packet is a bad handshake.
-      const auth = readLenencBytes(payload, pos);
-      if (auth === null) return null;
-      pos = auth.end;
-    } else if (capabilities & Capability.SECURE_CONNECTION) {
-      pos += 1 + (payload[pos] ?? 0);
-    } else {
-      pos = readNulBytes(payload, pos).end;
-    }
-    if (pos < payload.length) database = readNulBytes(payload, pos).value.toString('utf8');
+  if (capabilities & Capability.CONNECT_WITH_DB && pos < payload.length) {
+    database = readNulBytes(payload, pos).value.toString('utf8');
   }
   return {
     capabilities,
     mariaDbCapabilities,
     characterSet: payload[8]!,
     user: user.value.toString('utf8'),
+    authLength,
     database,
   };
 }

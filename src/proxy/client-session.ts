@@ -64,6 +64,8 @@ export interface SessionOptions {
   backend: BackendAddress;
   /** Offered to clients that ask for TLS (CLIENT_SSL); null: the greeting does not offer it. */
   tls: SecureContext | null;
+  /** A client that logs in without starting TLS is refused (--require-secure-transport). */
+  requireSecureTransport?: boolean;
   log: Logger;
   /** How long a backend connection attempt may take before the client is told it failed. */
   connectTimeoutMs: number;
@@ -668,6 +670,19 @@ export class ClientSession {
       this.#failClient(new ProxyError(ProxyErrorCode.BAD_HANDSHAKE, 'Bad handshake'), reply);
       return;
     }
+    if (this.#options.requireSecureTransport === true && this.#tls === null) {
+      // MariaDB refuses a login over an insecure transport under require_secure_transport as a
+      // failed login. The server has not seen the login: it gets nothing it would read as one.
+      this.#backend.destroy();
+      this.#failClient(
+        new ProxyError(
+          ProxyErrorCode.ACCESS_DENIED,
+          `Access denied for user '${response.user}'@'${clientHost(this.#tcp)}' (using password: ${response.authLength > 0 ? 'YES' : 'NO'})`,
+        ),
+        reply,
+      );
+      return;
+    }
     // The backend connection is not TLS: the server must not wait for a TLS handshake.
     if (response.capabilities & Capability.SSL) {
       response.capabilities = (response.capabilities & ~Capability.SSL) >>> 0;
@@ -997,4 +1012,13 @@ export class ClientSession {
       this.#backend.destroy();
     }
   }
+}
+
+/**
+ * The client's host as a server with skip_name_resolve names it in errors: its address, an IPv4
+ * client on a dual-stack listener without its IPv6 prefix.
+ */
+function clientHost(socket: Socket): string {
+  const address = socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }

@@ -40,6 +40,8 @@ export interface ProxyOptions {
   cache: CacheSettings | null;
   /** TLS offered to clients; absent or null: not offered. */
   tls?: TlsCredentials | null;
+  /** Refuse clients that do not start TLS (--require-secure-transport); needs `tls`. */
+  requireSecureTransport?: boolean;
   /** --binlog and its settings; absent: off. */
   binlog?: BinlogSettings;
   log: Logger;
@@ -146,6 +148,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         cache: options.cache,
         logFormat: options.log.format,
         tls: tlsCredentials,
+        requireSecureTransport: options.requireSecureTransport ?? false,
       };
       const worker = new Worker(workerUrl, {
         workerData: config,

@@ -38,6 +38,8 @@ export interface WorkerConfig {
   logFormat: LogFormat;
   /** What clients that ask for TLS get; null: TLS is not offered. */
   tls: TlsCredentials | null;
+  /** Clients that do not start TLS are refused. */
+  requireSecureTransport: boolean;
 }
 
 /** A PEM certificate (chain) and its private key, as read from --tls-cert and --tls-key. */

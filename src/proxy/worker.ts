@@ -84,6 +84,7 @@ const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) =>
   const session = new ClientSession(socket, {
     backend: config.backend,
     tls: secureContext,
+    requireSecureTransport: config.requireSecureTransport,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,

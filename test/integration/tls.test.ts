@@ -36,7 +36,9 @@ import {
 } from '../support/env.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
-import { RawClient } from '../support/raw-client.ts';
+import { LoginError, RawClient } from '../support/raw-client.ts';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 
 const DB = 'nc_tls';
 /** utf8mb4_general_ci */
@@ -362,6 +364,90 @@ async function waitFor(condition: () => boolean, what: string): Promise<void> {
   }
   throw new Error(`${what} did not happen within 5 s`);
 }
+
+describe('--require-secure-transport', () => {
+  let server: EphemeralServer;
+  let strict: ProxyProcess;
+
+  before(async () => {
+    // The server's own answer to the same logins: one with require_secure_transport=ON.
+    server = await startEphemeralServer({ serverOptions: { require_secure_transport: 'ON' } });
+    strict = await startProxyProcess({
+      workers: 1,
+      extraArgs: ['--tls-cert', cert, '--tls-key', key, '--require-secure-transport'],
+    });
+  });
+
+  after(async () => {
+    await strict?.stop();
+    await server?.stop();
+  });
+
+  /** What a plain login gets after the greeting: the bytes of the refusal, as on the wire. */
+  async function refusal(port: number, user: string, password: string): Promise<Buffer> {
+    const client = await RawClient.open('127.0.0.1', port);
+    try {
+      await assert.rejects(
+        client.login({ host: '127.0.0.1', port, user, password, database: null }),
+        LoginError,
+      );
+      const received = Buffer.concat(client.received);
+      return received.subarray(4 + received.readUIntLE(0, 3));
+    } finally {
+      client.close();
+    }
+  }
+
+  test('a login without TLS is refused as the server refuses it, byte for byte', async () => {
+    for (const [user, password] of [
+      ['root', ''],
+      ['root', 'not the password'],
+      ['nobody', 'x'],
+    ] as const) {
+      const expected = await refusal(server.port, user, password);
+      assert.match(expected.subarray(4).toString('latin1'), /Access denied/, 'the server refuses');
+      assert.deepEqual(
+        await refusal(strict.port, user, password),
+        expected,
+        `${user} with password '${password}'`,
+      );
+    }
+  });
+
+  test('a client that starts TLS logs in and is served', async () => {
+    const connection = await mysql.createConnection({
+      host: '127.0.0.1',
+      port: strict.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+      ssl: { ca },
+    });
+    try {
+      assert.deepEqual((await connection.query('SELECT v FROM t WHERE id = 3'))[0], [
+        { v: 'three' },
+      ]);
+    } finally {
+      await connection.end();
+    }
+    await assert.rejects(
+      mysql.createConnection({
+        host: '127.0.0.1',
+        port: strict.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+      }),
+      (error: { errno?: number }) => error.errno === 1045,
+    );
+  });
+
+  test('without --tls-cert it is a refused start, as the server refuses it with no secure transport', async () => {
+    await assert.rejects(
+      startProxyProcess({ extraArgs: ['--require-secure-transport'] }),
+      /--require-secure-transport needs --tls-cert/,
+    );
+  });
+});
 
 describe('TLS settings', () => {
   test('a key that does not match the certificate is a refused start that says so', async () => {

@@ -42,6 +42,7 @@ describe('proxy configuration', () => {
       metrics: null,
       logFormat: 'text',
       tls: null,
+      requireSecureTransport: false,
     });
   });
 
@@ -172,6 +173,23 @@ describe('proxy configuration', () => {
     );
     assert.throws(() => parseProxyConfig(['--tls-cert', 'c.pem'], {}), ConfigError);
     assert.throws(() => parseProxyConfig(['--tls-key', 'k.pem'], {}), /go together/);
+  });
+
+  test('--require-secure-transport: with TLS to offer only', () => {
+    const tls = ['--tls-cert', 'c.pem', '--tls-key', 'k.pem'];
+    assert.equal(parseProxyConfig(tls, {})!.requireSecureTransport, false);
+    assert.equal(
+      parseProxyConfig([...tls, '--require-secure-transport'], {})!.requireSecureTransport,
+      true,
+    );
+    assert.equal(
+      parseProxyConfig(tls, { NICECACHE_REQUIRE_SECURE_TRANSPORT: 'true' })!.requireSecureTransport,
+      true,
+    );
+    assert.throws(
+      () => parseProxyConfig(['--require-secure-transport'], {}),
+      /needs --tls-cert and --tls-key/,
+    );
   });
 
   test('changedSettings names the options that differ', () => {

@@ -43,6 +43,9 @@ test('a whole response is read: user and schema', () => {
   const read = restrictHandshakeResponse(response(Buffer.alloc(20, 7)), offered);
   assert.equal(read?.user, 'app');
   assert.equal(read?.database, 'test');
+  assert.equal(read?.authLength, 20);
+  // A login without a password sends an empty auth response ("using password: NO").
+  assert.equal(restrictHandshakeResponse(response(Buffer.alloc(0)), offered)?.authLength, 0);
 });
 
 test('a response cut at any offset, or with any byte replaced, is a bad handshake or read', () => {
