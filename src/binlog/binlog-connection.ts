@@ -55,6 +55,7 @@ export async function openBinlogDump(
   const connection = await MysqlConnection.connect({
     host: request.backend.host,
     port: request.backend.port,
+    tls: request.backend.tls,
     user: request.admin.user,
     password: request.admin.password,
     database: null,

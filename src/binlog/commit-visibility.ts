@@ -101,6 +101,7 @@ export class CommitVisibility {
     const connection = await MysqlConnection.connect({
       host: options.backend.host,
       port: options.backend.port,
+      tls: options.backend.tls,
       user: options.admin.user,
       password: options.admin.password,
       database: null,

@@ -46,7 +46,18 @@ export interface ProxyConfig {
   tls: TlsFiles | null;
   /** Clients that do not start TLS are refused, as the server's require_secure_transport does. */
   requireSecureTransport: boolean;
+  /**
+   * TLS to the server: off, when the server offers it (preferred), or always (required); auto is
+   * off for a backend on a loopback address, preferred otherwise (see backendTlsInForce).
+   */
+  backendTls: BackendTlsMode;
+  /** PEM CA certificates to check the server's certificate with; null: the system's. */
+  backendTlsCa: string | null;
+  /** Refuse a server certificate that is not trusted or does not name the backend host. */
+  backendTlsVerify: boolean;
 }
+
+export type BackendTlsMode = 'auto' | 'off' | 'preferred' | 'required';
 
 /** PEM files of the certificate (chain) and private key the proxy offers clients. */
 export interface TlsFiles {
@@ -212,6 +223,27 @@ export const proxyOptionSpecs = [
     help: "PEM private key of --tls-cert's certificate",
   },
   {
+    flag: 'backend-tls',
+    env: 'NICECACHE_BACKEND_TLS',
+    value: 'off|preferred|required',
+    fallback: 'auto',
+    help: 'TLS to the server: preferred uses it when the server offers it, required refuses clients when it does not (default: off for a backend on a loopback address, preferred otherwise: TLS costs CPU on every miss)',
+  },
+  {
+    flag: 'backend-tls-ca',
+    env: 'NICECACHE_BACKEND_TLS_CA',
+    value: 'FILE',
+    fallback: '',
+    help: "PEM CA certificates to check the server's certificate with (default: the system's)",
+  },
+  {
+    flag: 'backend-tls-verify',
+    env: 'NICECACHE_BACKEND_TLS_VERIFY',
+    value: '',
+    fallback: 'false',
+    help: 'refuse a server certificate that is not signed by a trusted CA or does not name the --backend host (default: TLS without checking who answers)',
+  },
+  {
     flag: 'require-secure-transport',
     env: 'NICECACHE_REQUIRE_SECURE_TRANSPORT',
     value: '',
@@ -366,11 +398,31 @@ export function parseProxyConfig(
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
     logFormat: parseLogFormat(value('log-format')),
     tls: parseTlsFiles(value('tls-cert'), value('tls-key')),
+    backendTls: parseBackendTls(value('backend-tls')),
+    backendTlsCa: value('backend-tls-ca') === '' ? null : value('backend-tls-ca'),
+    backendTlsVerify: parseBoolean(value('backend-tls-verify'), '--backend-tls-verify'),
     requireSecureTransport: parseSecureTransport(
       parseBoolean(value('require-secure-transport'), '--require-secure-transport'),
       value('tls-cert'),
     ),
   };
+}
+
+function parseBackendTls(text: string): BackendTlsMode {
+  const lowered = text.trim().toLowerCase();
+  if (lowered === 'auto' || lowered === 'off' || lowered === 'preferred' || lowered === 'required')
+    return lowered;
+  throw new ConfigError(`--backend-tls: expected auto, off, preferred or required, got '${text}'`);
+}
+
+/**
+ * --backend-tls as it applies to the backend: auto is off on a loopback address (TLS costs CPU
+ * on every miss, and the traffic never leaves the machine), preferred elsewhere.
+ */
+export function backendTlsInForce(config: ProxyConfig): Exclude<BackendTlsMode, 'auto'> {
+  if (config.backendTls !== 'auto') return config.backendTls;
+  const host = config.backend.host;
+  return host === 'localhost' || host === '::1' || host.startsWith('127.') ? 'off' : 'preferred';
 }
 
 /** As the server refuses require_secure_transport=ON with no secure transport to offer. */
@@ -418,6 +470,9 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     logFormat: '--log-format',
     tls: TLS_SETTING,
     requireSecureTransport: '--require-secure-transport',
+    backendTls: '--backend-tls',
+    backendTlsCa: '--backend-tls-ca',
+    backendTlsVerify: '--backend-tls-verify',
   };
   return Object.keys(names)
     .filter(

@@ -10,12 +10,14 @@ import type { Logger } from '../proxy/log.ts';
 import {
   ConfigError,
   TLS_SETTING,
+  backendTlsInForce,
   changedSettings,
   parseProxyConfig,
   proxyHelp,
 } from './config.ts';
 import type { TlsFiles } from './config.ts';
 import type { TlsCredentials } from '../proxy/worker-protocol.ts';
+import type { ServerTls } from '../upstream/mysql-connection.ts';
 import type { ProxyConfig } from './config.ts';
 import { runBench } from './bench-command.ts';
 import { runMariadb } from './mariadb-command.ts';
@@ -102,21 +104,35 @@ function onReloadSignal(
   );
 }
 
+/** --backend-tls and how the server's certificate is checked; null when off. */
+function serverTls(config: ProxyConfig): ServerTls | null {
+  const mode = backendTlsInForce(config);
+  if (mode === 'off') return null;
+  return {
+    required: mode === 'required',
+    ca:
+      config.backendTlsCa === null ? null : readOptionFile(config.backendTlsCa, '--backend-tls-ca'),
+    verify: config.backendTlsVerify,
+  };
+}
+
+/** A file an option names: one that cannot be read is a refused start that says so. */
+function readOptionFile(path: string, flag: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${flag} ${path}: ${(error as Error).message}`);
+  }
+}
+
 /**
  * The PEM files of --tls-cert and --tls-key, checked before any worker starts: a file that
  * cannot be read, or a key that does not match its certificate, is a refused start that says so.
  */
 function readTlsCredentials(files: TlsFiles): TlsCredentials {
-  const read = (path: string, flag: string): string => {
-    try {
-      return readFileSync(path, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`${flag} ${path}: ${(error as Error).message}`);
-    }
-  };
   const credentials = {
-    cert: read(files.certFile, '--tls-cert'),
-    key: read(files.keyFile, '--tls-key'),
+    cert: readOptionFile(files.certFile, '--tls-cert'),
+    key: readOptionFile(files.keyFile, '--tls-key'),
   };
   try {
     createSecureContext(credentials);
@@ -151,7 +167,7 @@ async function runProxy(args: string[]): Promise<void> {
     tls,
     host: config.listen.host,
     port: config.listen.port,
-    backend: config.backend,
+    backend: { ...config.backend, tls: serverTls(config) },
     workers: config.workers,
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,

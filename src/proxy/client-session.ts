@@ -26,6 +26,7 @@ import { encodePacket } from '../protocol/packet.ts';
 import {
   isSslRequest,
   offerTls,
+  parseGreeting,
   restrictGreeting,
   restrictHandshakeResponse,
 } from '../protocol/handshake.ts';
@@ -40,8 +41,9 @@ import {
 } from '../protocol/reply-tracker.ts';
 import { readTextRows } from '../protocol/text-rows.ts';
 import type { Logger } from './log.ts';
-import { startClientTls } from './client-tls.ts';
-import type { ClientTls } from './client-tls.ts';
+import { startClientTls, startServerTls } from '../protocol/tls-over-reads.ts';
+import type { TlsOverReads } from '../protocol/tls-over-reads.ts';
+import type { ServerTls } from '../upstream/mysql-connection.ts';
 import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
@@ -58,6 +60,8 @@ import {
 export interface BackendAddress {
   host: string;
   port: number;
+  /** TLS to the server (--backend-tls); null or absent: every connection to it stays plain. */
+  tls?: ServerTls | null;
 }
 
 export interface SessionOptions {
@@ -141,14 +145,24 @@ export class ClientSession {
   /** The client's TCP connection (the same as #client without TLS). */
   readonly #tcp: Socket;
   /** TLS to the client, once its SSLRequest came; its bytes are fed from the TCP reads. */
-  #tls: ClientTls | null = null;
+  #tls: TlsOverReads | null = null;
   /**
    * Added to the sequence ids of the login's packets on their way to the client (and taken from
    * the client's): the client's SSLRequest took a number the server never saw.
    */
   #loginShift = 0;
   readonly #backendReads: ReadBuffer;
-  readonly #backend: Socket;
+  readonly #clientReads: ReadBuffer;
+  /** The server as commands are written to it: its TCP socket, or TLS over it. */
+  #backend: Socket;
+  /** TLS to the server, once the proxy's SSLRequest went; its bytes are fed from the TCP reads. */
+  #backendTls: TlsOverReads | null = null;
+  /** The server offered TLS and --backend-tls asks for it: the login goes inside TLS. */
+  #backendTlsWanted = false;
+  /** The TLS handshake with the server has completed. */
+  #backendSecure = false;
+  /** The sequence number of the login's reply to the client, for an error of the proxy's own. */
+  #loginReplySequence = 0;
   readonly #options: SessionOptions;
   #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
@@ -219,6 +233,7 @@ export class ClientSession {
     });
     this.#client = this.#tcp = client;
     this.#backendReads = backendReads;
+    this.#clientReads = clientReads;
     this.#clientFramer = this.#newClientFramer();
     this.#backendFramer = new PacketFramer(
       (packet) => this.#onBackendPacket(packet),
@@ -235,7 +250,8 @@ export class ClientSession {
       backendReads,
       (buffer, length) => {
         try {
-          this.#onBackendData(buffer, length);
+          if (this.#backendTls !== null) this.#backendTls.feed(buffer, 0, length);
+          else this.#onBackendData(buffer, length);
         } catch (error) {
           this.#onHandlerError(error);
         }
@@ -250,15 +266,20 @@ export class ClientSession {
         this.#backend.destroy(new Error(`no greeting within ${options.connectTimeoutMs} ms`)),
       ),
     );
-    this.#backend.on('drain', () =>
-      this.#guard(() => {
-        if (!this.#draining && !this.#holding) this.#client.resume();
-      }),
-    );
+    this.#watchBackendWrites(this.#backend);
     this.#backend.on('error', (error: NodeJS.ErrnoException) =>
       this.#guard(() => this.#onBackendError(error)),
     );
     this.#backend.on('close', () => this.#guard(() => this.#onBackendClose()));
+  }
+
+  /** The server's socket takes writes again (TCP, then TLS over it). */
+  #watchBackendWrites(backend: Socket): void {
+    backend.on('drain', () =>
+      this.#guard(() => {
+        if (!this.#draining && !this.#holding) this.#client.resume();
+      }),
+    );
   }
 
   /** What the session needs to hear from the client's socket (TCP, then TLS over it). */
@@ -683,11 +704,17 @@ export class ClientSession {
       );
       return;
     }
-    // The backend connection is not TLS: the server must not wait for a TLS handshake.
-    if (response.capabilities & Capability.SSL) {
+    if (this.#backendTlsWanted) {
+      // The login goes to the server inside TLS, after the proxy's SSLRequest, which takes the
+      // server's sequence number 1: the login's packets are one further there.
+      response.capabilities = (response.capabilities | Capability.SSL) >>> 0;
+      this.#loginShift -= 1;
+    } else {
+      // The backend connection is not TLS: the server must not wait for a TLS handshake.
       response.capabilities = (response.capabilities & ~Capability.SSL) >>> 0;
-      payload.writeUInt32LE(response.capabilities, 0);
     }
+    payload.writeUInt32LE(response.capabilities, 0);
+    this.#loginReplySequence = reply;
     // Sent as the server's first reply: its number, not the one after the SSLRequest.
     if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
     this.#capabilities = response.capabilities;
@@ -702,7 +729,54 @@ export class ClientSession {
       packets: null,
       copy: null,
     });
-    this.#toBackend(raw);
+    if (this.#backendTlsWanted) {
+      this.#startServerTls(payload);
+      // A copy: it waits in TLS until the handshake is done, and `raw` is in the read buffer.
+      this.#toBackend(Buffer.from(raw));
+    } else {
+      this.#toBackend(raw);
+    }
+  }
+
+  /**
+   * The proxy's SSLRequest to the server (the first 32 bytes of the client's handshake response,
+   * CLIENT_SSL set), then TLS on the server connection: everything after goes inside it.
+   */
+  #startServerTls(response: Buffer): void {
+    const serverTls = this.#options.backend.tls!;
+    const tcp = this.#backend;
+    tcp.write(encodePacket(response.subarray(0, 32), 1));
+    const tls = startServerTls(tcp, {
+      ca: serverTls.ca,
+      verify: serverTls.verify,
+      host: this.#options.backend.host,
+    });
+    this.#backendTls = tls;
+    const secure = tls.socket;
+    this.#backend = secure;
+    this.#clientReads.writesTo = secure;
+    this.#watchBackendWrites(secure);
+    secure.on('secureConnect', () => {
+      this.#backendSecure = true;
+    });
+    secure.on('data', (chunk: Buffer) =>
+      this.#guard(() => this.#onBackendData(chunk, chunk.length)),
+    );
+    secure.on('error', (error: Error) =>
+      this.#guard(() => {
+        if (this.#backendSecure) {
+          this.#onBackendError(error);
+          return;
+        }
+        this.#failClient(
+          new ProxyError(
+            ProxyErrorCode.BACKEND_UNREACHABLE,
+            `TLS to the server at ${this.#describeBackend()} failed: ${error.message}`,
+          ),
+          this.#loginReplySequence,
+        );
+      }),
+    );
   }
 
   #toBackend(bytes: Buffer): void {
@@ -888,6 +962,21 @@ export class ClientSession {
       this.#toClient(raw);
       this.close();
       return;
+    }
+    const serverTls = this.#options.backend.tls ?? null;
+    if (serverTls !== null) {
+      const offered = ((parseGreeting(packet.payload!)?.capabilities ?? 0) & Capability.SSL) !== 0;
+      if (!offered && serverTls.required) {
+        this.#failClient(
+          new ProxyError(
+            ProxyErrorCode.BACKEND_UNREACHABLE,
+            `The server at ${this.#describeBackend()} offers no TLS, which --backend-tls required asks for`,
+          ),
+          0,
+        );
+        return;
+      }
+      this.#backendTlsWanted = offered;
     }
     const greeting = restrictGreeting(packet.payload!);
     if (greeting === null) {

@@ -349,6 +349,7 @@ export class SchemaCatalog {
     const connection = await MysqlConnection.connect({
       host: this.#backend.host,
       port: this.#backend.port,
+      tls: this.#backend.tls,
       user: admin.user,
       password: admin.password,
       database: null,

@@ -69,6 +69,7 @@ async function checkAdminAccount(
     connection = await MysqlConnection.connect({
       host: backend.host,
       port: backend.port,
+      tls: backend.tls,
       user: admin.user,
       password: admin.password,
       database: null,

@@ -71,6 +71,7 @@ async function endConnections(
   const connection = await MysqlConnection.connect({
     host: backend.host,
     port: backend.port,
+    tls: backend.tls,
     user: admin.user,
     password: admin.password,
     database: null,

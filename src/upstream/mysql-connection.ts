@@ -15,6 +15,8 @@ import { readTextRows } from '../protocol/text-rows.ts';
 import { NATIVE_PASSWORD_PLUGIN, nativePasswordScramble } from '../protocol/native-password.ts';
 import { encodePacket } from '../protocol/packet.ts';
 import { PacketFramer } from '../protocol/packet-framer.ts';
+import { startServerTls } from '../protocol/tls-over-reads.ts';
+import type { TlsOverReads } from '../protocol/tls-over-reads.ts';
 import type { FramedPacket } from '../protocol/packet-framer.ts';
 import { ReplyTracker, TRACKER_INSPECT_LIMIT, replyShapeOf } from '../protocol/reply-tracker.ts';
 import { execute, prepare, statementCommand } from '../protocol/statement-commands.ts';
@@ -27,6 +29,18 @@ export interface ConnectionOptions {
   password: string;
   database: string | null;
   connectTimeoutMs?: number;
+  /** TLS to the server; null or absent: the connection stays plain. */
+  tls?: ServerTls | null;
+}
+
+/** TLS to a server (--backend-tls preferred or required), and how its certificate is checked. */
+export interface ServerTls {
+  /** A server that offers no TLS is refused (otherwise: the connection stays plain). */
+  required: boolean;
+  /** PEM CA certificates to trust instead of the system's; null: the system's. */
+  ca: string | null;
+  /** Refuse a certificate not signed by a trusted CA or not naming the server. */
+  verify: boolean;
 }
 
 /** An error reply of the server. */
@@ -81,7 +95,8 @@ const UTF8MB4_GENERAL_CI = 45;
 const READ_BUFFER_SIZE = 64 * 1024;
 
 export class MysqlConnection {
-  readonly #socket: Socket;
+  /** The server: its TCP socket, or TLS over it once the login started TLS. */
+  #socket: Socket;
   readonly #framer: PacketFramer;
   readonly #pending: PendingCommand[] = [];
   #deprecateEof = false;
@@ -91,10 +106,17 @@ export class MysqlConnection {
 
   /** Routes reads to the login or the command phase. */
   readonly #setReader: (handler: (chunk: Buffer) => void) => void;
+  /** Hands the TCP socket's reads to TLS from now on. */
+  readonly #readThrough: (tls: TlsOverReads) => void;
 
-  private constructor(socket: Socket, setReader: (handler: (chunk: Buffer) => void) => void) {
+  private constructor(
+    socket: Socket,
+    setReader: (handler: (chunk: Buffer) => void) => void,
+    readThrough: (tls: TlsOverReads) => void,
+  ) {
     this.#socket = socket;
     this.#setReader = setReader;
+    this.#readThrough = readThrough;
     this.#framer = new PacketFramer((packet) => this.#onPacket(packet), TRACKER_INSPECT_LIMIT);
   }
 
@@ -102,6 +124,7 @@ export class MysqlConnection {
     // Reads land in one reused buffer and go straight to a callback, skipping the stream
     // machinery and an allocation per read: the driver's own CPU is part of every measurement.
     let onRead: (chunk: Buffer) => void = () => {};
+    let tls: TlsOverReads | null = null;
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE);
     const socket = connect({
       host: options.host,
@@ -110,12 +133,20 @@ export class MysqlConnection {
       onread: {
         buffer: readBuffer,
         callback: (bytes) => {
-          onRead(readBuffer.subarray(0, bytes));
+          if (tls !== null) tls.feed(readBuffer, 0, bytes);
+          else onRead(readBuffer.subarray(0, bytes));
           return true;
         },
       },
     });
-    const connection = new MysqlConnection(socket, (handler) => (onRead = handler));
+    const connection = new MysqlConnection(
+      socket,
+      (handler) => (onRead = handler),
+      (started) => {
+        tls = started;
+        started.socket.on('data', (chunk: Buffer) => onRead(chunk));
+      },
+    );
     try {
       await connection.#login(options);
     } catch (error) {
@@ -142,8 +173,10 @@ export class MysqlConnection {
       wake?.();
     };
     this.#setReader(onData);
-    this.#socket.once('error', onEnd);
-    this.#socket.once('close', () => onEnd());
+    const tcp = this.#socket;
+    const onClose = (): void => onEnd();
+    tcp.once('error', onEnd);
+    tcp.once('close', onClose);
     const timeout = setTimeout(
       () => onEnd(new Error('login timed out')),
       options.connectTimeoutMs ?? 10_000,
@@ -161,8 +194,17 @@ export class MysqlConnection {
         throw new ServerError(readErr(greeting.payload!));
       const offered = parseGreeting(greeting.payload!);
       if (offered === null) throw new Error('unreadable server greeting');
+      const tls = options.tls ?? null;
+      const secure = tls !== null && (offered.capabilities & Capability.SSL) !== 0;
+      if (tls?.required === true && !secure) {
+        throw new Error(
+          `the server at ${options.host}:${options.port} offers no TLS, which --backend-tls required asks for`,
+        );
+      }
       const capabilities =
-        (CLIENT_CAPABILITIES | (options.database !== null ? Capability.CONNECT_WITH_DB : 0)) &
+        (CLIENT_CAPABILITIES |
+          (options.database !== null ? Capability.CONNECT_WITH_DB : 0) |
+          (secure ? Capability.SSL : 0)) &
         (offered.capabilities | Capability.CLIENT_MYSQL);
       this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
       const response = encodeHandshakeResponse({
@@ -173,7 +215,17 @@ export class MysqlConnection {
         database: options.database,
         authPlugin: NATIVE_PASSWORD_PLUGIN,
       });
-      this.#socket.write(encodePacket(response, greeting.sequenceId + 1));
+      let sequenceId = greeting.sequenceId + 1;
+      if (secure) {
+        // An SSLRequest (the response's first 32 bytes), then TLS, then the response inside it.
+        this.#socket.write(encodePacket(response.subarray(0, 32), sequenceId++));
+        const started = startServerTls(this.#socket, { ...tls, host: options.host });
+        this.#readThrough(started);
+        started.socket.once('error', onEnd);
+        started.socket.once('close', onClose);
+        this.#socket = started.socket;
+      }
+      this.#socket.write(encodePacket(response, sequenceId));
       for (;;) {
         const reply = await next();
         const payload = reply.payload!;
@@ -193,8 +245,11 @@ export class MysqlConnection {
       }
     } finally {
       clearTimeout(timeout);
-      this.#socket.removeAllListeners('error');
-      this.#socket.removeAllListeners('close');
+      // Only the login's own: TLS over the socket listens to it too.
+      for (const socket of new Set([tcp, this.#socket])) {
+        socket.off('error', onEnd);
+        socket.off('close', onClose);
+      }
     }
     if (packets.length > 0) throw new Error('the server sent data after login');
     this.#setReader((chunk) => this.#onData(chunk));

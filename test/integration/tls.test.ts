@@ -34,6 +34,7 @@ import {
   BACKEND_PORT,
   BACKEND_USER,
 } from '../support/env.ts';
+import { makeCertificate } from '../support/certificates.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { LoginError, RawClient } from '../support/raw-client.ts';
@@ -51,38 +52,9 @@ let ca: string;
 let proxy: ProxyProcess;
 let plainProxy: ProxyProcess;
 
-function makeCertificate(): void {
-  makeCertificateIn(cert, key);
+function makeServerCertificate(): void {
+  makeCertificate(cert, key);
   ca = readFileSync(cert, 'utf8');
-}
-
-function makeCertificateIn(certFile: string, keyFile: string): void {
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { encoding: 'utf8' },
-  );
-  assert.equal(
-    made.status,
-    0,
-    `openssl could not make a certificate (scripts/setup.sh installs it): ${made.error?.message ?? made.stderr}`,
-  );
 }
 
 async function direct(sql: string): Promise<unknown> {
@@ -120,7 +92,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nicecache-tls-'));
   cert = join(dir, 'cert.pem');
   key = join(dir, 'key.pem');
-  makeCertificate();
+  makeServerCertificate();
   const admin = await RawClient.connect({
     host: BACKEND_HOST,
     port: BACKEND_PORT,
@@ -303,7 +275,7 @@ describe('TLS certificate reload', () => {
     copyFileSync(key, liveKey);
     const renewedCert = join(dir, 'renewed-cert.pem');
     const renewedKey = join(dir, 'renewed-key.pem');
-    makeCertificateIn(renewedCert, renewedKey);
+    makeCertificate(renewedCert, renewedKey);
     const reloading = await startProxyProcess({
       workers: 2,
       extraArgs: ['--tls-cert', liveCert, '--tls-key', liveKey],

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
   ConfigError,
+  backendTlsInForce,
   changedSettings,
   parseHostPort,
   parseProxyConfig,
@@ -43,6 +44,9 @@ describe('proxy configuration', () => {
       logFormat: 'text',
       tls: null,
       requireSecureTransport: false,
+      backendTls: 'auto',
+      backendTlsCa: null,
+      backendTlsVerify: false,
     });
   });
 
@@ -173,6 +177,29 @@ describe('proxy configuration', () => {
     );
     assert.throws(() => parseProxyConfig(['--tls-cert', 'c.pem'], {}), ConfigError);
     assert.throws(() => parseProxyConfig(['--tls-key', 'k.pem'], {}), /go together/);
+  });
+
+  test('--backend-tls: off on loopback and preferred elsewhere by default, or as given', () => {
+    const inForce = (args: string[]): string => backendTlsInForce(parseProxyConfig(args, {})!);
+    assert.equal(inForce([]), 'off');
+    assert.equal(inForce(['--backend', 'localhost:3306']), 'off');
+    assert.equal(inForce(['--backend', '[::1]:3306']), 'off');
+    assert.equal(inForce(['--backend', 'db.internal:3306']), 'preferred');
+    assert.equal(inForce(['--backend', '10.0.0.5:3306', '--backend-tls', 'off']), 'off');
+    assert.equal(inForce(['--backend-tls', 'REQUIRED']), 'required');
+    const config = parseProxyConfig([], {
+      NICECACHE_BACKEND_TLS: 'preferred',
+      NICECACHE_BACKEND_TLS_CA: 'ca.pem',
+      NICECACHE_BACKEND_TLS_VERIFY: 'true',
+    })!;
+    assert.deepEqual(
+      [config.backendTls, config.backendTlsCa, config.backendTlsVerify],
+      ['preferred', 'ca.pem', true],
+    );
+    assert.throws(
+      () => parseProxyConfig(['--backend-tls', 'maybe'], {}),
+      /--backend-tls: expected/,
+    );
   });
 
   test('--require-secure-transport: with TLS to offer only', () => {

@@ -1,0 +1,218 @@
+/**
+ * TLS to the server (--backend-tls): a MariaDB with require_secure_transport=ON and a
+ * certificate of its own is fronted with `required`, its certificate checked; clients in the
+ * clear and over TLS get the server's rows and the cache's hits; a certificate the proxy does not
+ * trust, a server without TLS under `required`, and `off` in front of a server that requires TLS
+ * each end the login with a clear error, the last one the server's own.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import mysql from 'mysql2/promise';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import { makeCertificate } from '../support/certificates.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+
+const DB = 'nc_backend_tls';
+const READ = 'SELECT id, v FROM t ORDER BY id';
+
+let dir: string;
+let cert: string;
+let key: string;
+let server: EphemeralServer;
+/**
+ * In front of `server`: --backend-tls required, its certificate checked, a metadata account;
+ * TLS to clients too.
+ */
+let proxy: ProxyProcess;
+
+/** A connection to the server over its Unix socket, which require_secure_transport allows. */
+function direct(): Promise<mysql.Connection> {
+  return mysql.createConnection({
+    socketPath: server.socket,
+    user: server.user,
+    password: server.password,
+    database: DB,
+  });
+}
+
+function throughProxy(port: number, ssl?: { ca: string }): Promise<mysql.Connection> {
+  return mysql.createConnection({
+    host: '127.0.0.1',
+    port,
+    user: 'app',
+    password: 'app-password',
+    database: DB,
+    ...(ssl === undefined ? {} : { ssl }),
+  });
+}
+
+async function value(connection: mysql.Connection, sql: string): Promise<string> {
+  const [rows] = await connection.query(sql);
+  return String(Object.values((rows as Record<string, unknown>[])[0]!)[1]);
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'nicecache-backend-tls-'));
+  cert = join(dir, 'server-cert.pem');
+  key = join(dir, 'server-key.pem');
+  makeCertificate(cert, key);
+  server = await startEphemeralServer({
+    serverOptions: { ssl_cert: cert, ssl_key: key, require_secure_transport: 'ON' },
+  });
+  const admin = await mysql.createConnection({
+    socketPath: server.socket,
+    user: server.user,
+    password: server.password,
+  });
+  for (const sql of [
+    `CREATE DATABASE ${DB}`,
+    `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v VARCHAR(20))`,
+    `INSERT INTO ${DB}.t VALUES (1, 'one'), (2, 'two')`,
+    "CREATE USER app@'%' IDENTIFIED BY 'app-password'",
+    `GRANT ALL ON ${DB}.* TO app@'%'`,
+  ]) {
+    await admin.query(sql);
+  }
+  await admin.end();
+  proxy = await startProxyProcess({
+    backend: `127.0.0.1:${server.port}`,
+    workers: 1,
+    extraArgs: [
+      '--backend-tls',
+      'required',
+      '--backend-tls-ca',
+      cert,
+      '--backend-tls-verify',
+      // The proxy's own account reads the schema metadata over TLS too.
+      '--admin-user',
+      server.user,
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+    ],
+  });
+});
+
+after(async () => {
+  await proxy?.stop();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('TLS to the server', () => {
+  test('a server that requires TLS, fronted with --backend-tls required: rows, hits, and TLS on its side', async () => {
+    const server = await direct();
+    const [expected] = await server.query(READ);
+    await server.end();
+    const client = await throughProxy(proxy.port);
+    try {
+      const hits = Number(await value(client, "SHOW STATUS LIKE 'Qcache_hits'"));
+      assert.deepEqual((await client.query(READ))[0], expected);
+      assert.deepEqual((await client.query(READ))[0], expected);
+      assert.equal(Number(await value(client, "SHOW STATUS LIKE 'Qcache_hits'")) - hits, 1);
+      // The server's view of this session's connection: TLS.
+      assert.match(await value(client, "SHOW SESSION STATUS LIKE 'Ssl_version'"), /^TLSv1\.[23]$/);
+      await client.query("UPDATE t SET v = 'uno' WHERE id = 1");
+      // The metadata account logged in (over TLS): the write invalidated its table, not all.
+      assert.equal(await value(client, "SHOW GLOBAL STATUS LIKE 'Qcache_invalidations_all'"), '0');
+      assert.deepEqual((await client.query(READ))[0], [
+        { id: 1, v: 'uno' },
+        { id: 2, v: 'two' },
+      ]);
+      await client.query("UPDATE t SET v = 'one' WHERE id = 1");
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('a client on TLS as well: both legs encrypted, the login numbered right on each', async () => {
+    const client = await throughProxy(proxy.port, { ca: readFileSync(cert, 'utf8') });
+    try {
+      const stream = (client as unknown as { connection: { stream: { encrypted?: boolean } } })
+        .connection.stream;
+      assert.equal(stream.encrypted, true, 'mysql2 is not on TLS');
+      assert.deepEqual((await client.query('SELECT v FROM t WHERE id = 2'))[0], [{ v: 'two' }]);
+      assert.match(await value(client, "SHOW SESSION STATUS LIKE 'Ssl_cipher'"), /.+/);
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('a server certificate the proxy does not trust ends the login with a clear error', async () => {
+    const otherCert = join(dir, 'other-cert.pem');
+    makeCertificate(otherCert, join(dir, 'other-key.pem'));
+    const distrustful = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: [
+        '--backend-tls',
+        'required',
+        '--backend-tls-ca',
+        otherCert,
+        '--backend-tls-verify',
+      ],
+    });
+    try {
+      await assert.rejects(
+        throughProxy(distrustful.port),
+        (error: { errno?: number; message: string }) =>
+          error.errno === 1429 &&
+          /TLS to the server at .* failed: .*certificate/i.test(error.message),
+      );
+    } finally {
+      await distrustful.stop();
+    }
+  });
+
+  test('--backend-tls required in front of a server without TLS: a clear error, no login', async () => {
+    const required = await startProxyProcess({
+      backend: `${BACKEND_HOST}:${BACKEND_PORT}`,
+      workers: 1,
+      extraArgs: ['--backend-tls', 'required'],
+    });
+    const preferred = await startProxyProcess({
+      backend: `${BACKEND_HOST}:${BACKEND_PORT}`,
+      workers: 1,
+      extraArgs: ['--backend-tls', 'preferred'],
+    });
+    const login = { host: '127.0.0.1', user: BACKEND_USER, password: BACKEND_PASSWORD };
+    try {
+      await assert.rejects(
+        mysql.createConnection({ ...login, port: required.port }),
+        (error: { errno?: number; message: string }) =>
+          error.errno === 1429 &&
+          /offers no TLS, which --backend-tls required asks for/.test(error.message),
+      );
+      // preferred: the server offers no TLS, so the connection stays plain, and works.
+      const client = await mysql.createConnection({ ...login, port: preferred.port });
+      assert.deepEqual((await client.query('SELECT 1 AS one'))[0], [{ one: 1 }]);
+      await client.end();
+    } finally {
+      await required.stop();
+      await preferred.stop();
+    }
+  });
+
+  test('--backend-tls off in front of a server that requires TLS: the server’s own refusal', async () => {
+    const plain = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: ['--backend-tls', 'off'],
+    });
+    try {
+      await assert.rejects(
+        throughProxy(plain.port),
+        (error: { errno?: number }) => error.errno === 1045,
+      );
+    } finally {
+      await plain.stop();
+    }
+  });
+});
