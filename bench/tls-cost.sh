@@ -38,6 +38,11 @@ trap cleanup EXIT
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
   -days 2 -subj /CN=localhost -addext 'subjectAltName=IP:127.0.0.1,DNS:localhost' 2>/dev/null
 chmod 644 "$work/key.pem"
+# sysbench's --mysql-ssl=on reads these names from its working directory (the proxy asks for no
+# client certificate, so any pair does).
+cp "$work/cert.pem" "$work/cacert.pem"
+cp "$work/cert.pem" "$work/client-cert.pem"
+cp "$work/key.pem" "$work/client-key.pem"
 
 node src/cli/main.ts mariadb --set "ssl_cert=$work/cert.pem" --set "ssl_key=$work/key.pem" \
   --port-file "$work/server.port" >"$work/server.log" 2>&1 &
@@ -85,9 +90,9 @@ targets="floor hit hit_tls relay relay_server relay_both"
 ssl_of() { case $1 in hit_tls | relay_both) echo on ;; *) echo off ;; esac; }
 sb() {
   local target=$1 time=$2 port="${1}_port"
-  sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="${!port}" \
+  (cd "$work" && sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="${!port}" \
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" --threads="$threads" \
-    --db-ps-mode=disable --mysql-ssl="$(ssl_of "$target")" --time="$time" run
+    --db-ps-mode=disable --mysql-ssl="$(ssl_of "$target")" --time="$time" run)
 }
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 tick_us=$((1000000 / $(getconf CLK_TCK)))
