@@ -967,6 +967,8 @@ export class ClientSession {
     if (serverTls !== null) {
       const offered = ((parseGreeting(packet.payload!)?.capabilities ?? 0) & Capability.SSL) !== 0;
       if (!offered && serverTls.required) {
+        // Nothing goes to the server, which would read it as a handshake.
+        this.#backend.destroy();
         this.#failClient(
           new ProxyError(
             ProxyErrorCode.BACKEND_UNREACHABLE,
