@@ -34,7 +34,7 @@ export interface QueryCacheOptions {
 /** Entries one background sweep looks at: bounded, so a large store never stalls the worker. */
 const SWEEP_BATCH = 5000;
 /** Entries a sweep for SHOW STATUS looks at, in the worker that answers and in every other. */
-export const STATUS_SWEEP_LIMIT = 100_000;
+const STATUS_SWEEP_LIMIT = 100_000;
 /** How long SHOW STATUS waits at most for the other workers' sweeps (one may be busy). */
 export const STATUS_SWEEP_WAIT_MS = 100;
 
@@ -77,9 +77,21 @@ export class QueryCache {
   #answerSweepsAsked(seen: number): void {
     void this.registry.sweepAsked(seen, Infinity).then(() => {
       const asked = this.registry.sweepsAsked();
-      this.sweep(STATUS_SWEEP_LIMIT);
+      this.sweepForStatus();
       this.#answerSweepsAsked(asked);
     });
+  }
+
+  /**
+   * Drops the results the writes finished so far made stale (up to STATUS_SWEEP_LIMIT entries a
+   * pass), for SHOW STATUS. A pass already under way began before the latest writes: it ends
+   * first, and one more covers them.
+   */
+  sweepForStatus(): void {
+    const target = this.registry.sequence();
+    this.sweep(STATUS_SWEEP_LIMIT);
+    const sweptAt = this.#sweptAt;
+    if (sweptAt === null || ((sweptAt - target) | 0) < 0) this.sweep(STATUS_SWEEP_LIMIT);
   }
 
   /**

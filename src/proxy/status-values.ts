@@ -6,13 +6,12 @@
  * done so before the statement was sent: see QueryCache.sweepsPending).
  */
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
-import { STATUS_SWEEP_LIMIT } from '../cache/query-cache.ts';
 import type { QueryCache } from '../cache/query-cache.ts';
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { StatusValues } from './status-variables.ts';
 
 export function statusValues(cache: QueryCache, follower: FollowerStatus | null): StatusValues {
-  cache.sweep(STATUS_SWEEP_LIMIT);
+  cache.sweepForStatus();
   const stats = cache.stats;
   const shown = (counter: number): string => String(stats.shown(counter));
   const inCache = stats.total(Counter.QUERIES_IN_CACHE);
