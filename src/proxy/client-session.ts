@@ -942,14 +942,23 @@ export class ClientSession {
     if (pending.rewrite && !this.#lingering) this.#sendRewritten(pending);
   }
 
-  /** SHOW STATUS: the server's reply with the cache's counters in it. */
+  /**
+   * SHOW STATUS: the server's reply with the cache's counters in it, and the TLS rows telling of
+   * the client's own connection: the server's tell of the proxy's, which --backend-tls may
+   * encrypt whether or not the client's is.
+   */
   #sendRewritten(pending: Pending): void {
     const packets = pending.packets!;
+    const values = statusValues(this.#options.cache!.cache, this.#options.cache!.followerStatus);
+    const own = new Map(values.own);
+    const tls = this.#tls?.socket ?? null;
+    own.set('SSL_CIPHER', tls?.getCipher()?.name ?? '');
+    own.set('SSL_VERSION', tls?.getProtocol() ?? '');
     const rewritten = rewriteStatusReply(
       packets.map((raw) => raw.subarray(4)),
       this.#deprecateEof,
       pending.plan!.status!,
-      statusValues(this.#options.cache!.cache, this.#options.cache!.followerStatus),
+      { own, extra: values.extra },
     );
     this.#toClient(rewritten ?? Buffer.concat(packets));
   }
