@@ -50,3 +50,8 @@ export const PIPE = 124;
 export const TILDE = 126;
 export const DELETE_CHAR = 127;
 export const FIRST_NON_ASCII = 128;
+
+/** A decimal digit. */
+export function isDigit(code: number): boolean {
+  return code >= DIGIT_0 && code <= DIGIT_9;
+}

@@ -23,6 +23,7 @@ import {
   BACKSLASH,
   BACKTICK,
   CARRIAGE_RETURN,
+  DIGIT_0,
   DOLLAR,
   DOT,
   DOUBLE_QUOTE,
@@ -39,6 +40,7 @@ import {
   UNDERSCORE,
   UPPER_A,
   UPPER_Z,
+  isDigit,
 } from './char-codes.ts';
 
 /** Stands for a number literal in a shape (a byte no shaped text holds). */
@@ -51,10 +53,6 @@ const LINE_FEED = 10;
 /** The statement kinds whose facts a shape carries from one text to another. */
 const SHAPED_VERBS = new Set(['select', 'insert', 'update', 'delete', 'replace']);
 
-function isDigit(code: number): boolean {
-  return code >= 48 && code <= 57;
-}
-
 function isLetter(code: number): boolean {
   return (code >= LOWER_A && code <= LOWER_Z) || (code >= UPPER_A && code <= UPPER_Z);
 }
@@ -64,6 +62,11 @@ function isNameByte(code: number): boolean {
   return isLetter(code) || isDigit(code) || code === UNDERSCORE || code === DOLLAR;
 }
 
+/**
+ * Space, tab, line feed, carriage return. The tokenizer takes vertical tab and form feed for
+ * spaces too; a text with either is rare, and is left without a shape (they count as control
+ * bytes here).
+ */
 function isSpace(code: number): boolean {
   return code === SPACE || code === TAB || code === LINE_FEED || code === CARRIAGE_RETURN;
 }
@@ -109,7 +112,7 @@ export function shapeOf(sql: string): string | null {
       }
       shape += sql.slice(copied, i) + NUMBER_MARK;
       copied = i = end;
-      significant = 48;
+      significant = DIGIT_0;
       continue;
     }
     if (code === SINGLE_QUOTE) {

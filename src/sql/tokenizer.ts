@@ -23,7 +23,6 @@ import {
   DELETE_CHAR,
   DIGIT_0,
   DIGIT_1,
-  DIGIT_9,
   DOLLAR,
   DOT,
   DOUBLE_QUOTE,
@@ -58,6 +57,7 @@ import {
   UPPER_N,
   UPPER_X,
   UPPER_Z,
+  isDigit,
 } from './char-codes.ts';
 import { isReserved, keywordTable } from './keywords.ts';
 
@@ -193,10 +193,6 @@ function copyInto<T extends Uint8Array | Int16Array | Int32Array>(target: T, sou
 /** MySQL-style versioned comments MariaDB never executes (MySQL 5.7 and later syntax). */
 const MYSQL_ONLY_VERSION_LOW = 50700;
 const MYSQL_ONLY_VERSION_HIGH = 99999;
-
-function isDigit(code: number): boolean {
-  return code >= DIGIT_0 && code <= DIGIT_9;
-}
 
 function isHexDigit(code: number): boolean {
   return (
