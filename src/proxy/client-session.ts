@@ -119,6 +119,14 @@ interface HeldPacket {
   continuation: boolean;
 }
 
+/**
+ * Bytes of held client packets up to which the client is still read. Reading on while commands
+ * wait is how a client that leaves is noticed when what they wait for never comes: a server
+ * that waits on the client itself (after a broken COM_CHANGE_USER, say) sees the client's end
+ * when it is talked to directly, and must see it through the proxy too.
+ */
+const HELD_READ_LIMIT = 1024 * 1024;
+
 const COM_QUIT = Buffer.from([1, 0, 0, 0, Command.QUIT]);
 
 /** Commands the cache routes: they wait for the replies before them. */
@@ -186,6 +194,8 @@ export class ClientSession {
    * routes waits for the replies before it (a hit must not overtake them).
    */
   #held: HeldPacket[] = [];
+  /** The bytes in #held: past HELD_READ_LIMIT the client is no longer read. */
+  #heldBytes = 0;
   #holding = false;
   /** The held packet being taken up now. */
   #replaying: HeldPacket | null = null;
@@ -349,6 +359,10 @@ export class ClientSession {
       // result stored before that would be stale. Holding marks only costs misses.
       this.#lingering = true;
       this.#backend.resume();
+      // The server reads the client's end after the commands it was sent, as it would have
+      // directly: one that waits on the client instead of answering (in a broken
+      // COM_CHANGE_USER exchange, say) closes the connection rather than waiting forever.
+      this.#backend.end();
     } else {
       this.#router?.onClose(this.#unansweredPlans());
       if (wasIdle && this.#backend.writable && !this.#backend.connecting) {
@@ -594,8 +608,8 @@ export class ClientSession {
 
   #hold(raw: Buffer, continuation: boolean): void {
     this.#holding = true;
-    // What is held is bounded by what one read brings: no more reads until it is taken up.
-    this.#client.pause();
+    this.#heldBytes += raw.length;
+    if (this.#heldBytes > HELD_READ_LIMIT) this.#client.pause();
     if (this.#replaying?.raw === raw) {
       // A held packet that must wait again keeps its place at the front.
       this.#held.unshift(this.#replaying);
@@ -615,6 +629,7 @@ export class ClientSession {
         if (next === undefined) break;
         this.#replaying = next;
         const { raw, continuation } = next;
+        this.#heldBytes -= raw.length;
         const length = raw.readUIntLE(0, 3);
         this.#onClientPacket({
           sequenceId: raw[3]!,
@@ -630,7 +645,7 @@ export class ClientSession {
     } finally {
       this.#backend.uncork();
     }
-    if (!this.#holding && !this.#pausedForAnswers) this.#client.resume();
+    if (!this.#holding && !this.#pausedForAnswers && !this.#draining) this.#client.resume();
   }
 
   /** An answer of the cache's own: the client gets it at once, nothing reaches the server. */

@@ -132,6 +132,68 @@ describe('unannounced writes: every path to the server is routed', () => {
       await run.expect({ hits: 1, inserts: 1 }, 'the read is cached again');
     }));
 
+  // An empty COM_CHANGE_USER: the server answers with a new greeting and reads a login. One stray
+  // byte, then a command: the server says "Got packets out of order" (1156) after a second and
+  // then waits on the client, answering nothing more, until the client leaves.
+  const brokenChangeUser = [
+    encodePacket(Buffer.of(Command.CHANGE_USER), 0),
+    encodePacket(Buffer.of(Command.DROP_DB), 0),
+  ];
+
+  test('a client that leaves while the server waits on a broken COM_CHANGE_USER, an UPDATE after it', () =>
+    differential(proxy, { database: DB, setup }, async (run) => {
+      const reader = await run.session('reader', { worker: 0 });
+      await reader.query(READ);
+      await reader.query(READ);
+      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      // The proxy holds the UPDATE until the server has answered what came before it, which the
+      // server never does: the client's end must be noticed all the same.
+      const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
+      leaver.client.socket.end(
+        Buffer.concat([
+          ...brokenChangeUser,
+          encodePacket(queryPacket(`UPDATE ${DB}.t SET v = 'never' WHERE id = 1`), 0),
+        ]),
+      );
+      const gone = await waitUntil(10_000, async () => (await connectionsOf(PLAIN_USER)) === 0);
+      run.check(gone, 'the server still holds the connection of the client that left, after 10 s');
+      // The UPDATE never ran: the rows are as they were.
+      await reader.query(READ);
+    }));
+
+  test('a client that leaves while the server waits on a broken COM_CHANGE_USER, an unknown command after it', () =>
+    differential(proxy, { database: DB, setup }, async (run) => {
+      const reader = await run.session('reader', { worker: 0 });
+      await reader.query(READ);
+      await reader.query(READ);
+      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      // The proxy sends both commands on after the error and announces the unknown one as a
+      // write of everything; the server reads neither as a command and answers neither.
+      const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
+      leaver.client.socket.write(
+        Buffer.concat([
+          ...brokenChangeUser,
+          encodePacket(queryPacket('SELECT FOUND_ROWS()'), 0),
+          encodePacket(Buffer.of(0xf8, 0x70, 0x58), 0),
+        ]),
+      );
+      // The new greeting, then the error; the client leaves after them, answered no more.
+      await leaver.client.readPacket();
+      const error = await leaver.client.readPacket();
+      assert.equal(error?.payload.readUInt16LE(1), 1156, 'Got packets out of order');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      leaver.client.socket.end();
+      // Directly the server sees the client's end and closes; through the proxy it must see one
+      // too, or the announced write holds every hit of every worker until the server gives up.
+      const gone = await waitUntil(10_000, async () => (await connectionsOf(PLAIN_USER)) === 0);
+      run.check(gone, 'the server still holds the connection of the client that left, after 10 s');
+      // The announced write is released with the connection (one invalidation of everything):
+      // the read is filled again, then hit, with the rows unchanged.
+      await reader.query(READ);
+      await reader.query(READ);
+      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached again');
+    }));
+
   test('a 17 MB COM_STMT_EXECUTE of an UPDATE', () =>
     differential(proxy, { database: DB, setup }, (run) =>
       readWriteRead(run, async (writer) => {
