@@ -42,7 +42,12 @@ export interface ProxyConfig {
   /** Where to serve Prometheus metrics at /metrics; null: nowhere. */
   metrics: HostPort | null;
   logFormat: LogFormat;
-  /** TLS offered to clients (--tls-cert, --tls-key); null: not offered. */
+  /**
+   * Whether TLS is offered to clients: auto offers it with the certificate of --tls-cert and
+   * --tls-key, or without them with a self-signed one made at start; off offers none.
+   */
+  tlsMode: TlsMode;
+  /** The certificate and key files offered to clients (--tls-cert, --tls-key); null: none given. */
   tls: TlsFiles | null;
   /** Clients that do not start TLS are refused, as the server's require_secure_transport does. */
   requireSecureTransport: boolean;
@@ -58,6 +63,8 @@ export interface ProxyConfig {
 }
 
 export type BackendTlsMode = 'auto' | 'off' | 'preferred' | 'required';
+
+export type TlsMode = 'auto' | 'off';
 
 /** PEM files of the certificate (chain) and private key the proxy offers clients. */
 export interface TlsFiles {
@@ -209,11 +216,18 @@ export const proxyOptionSpecs = [
     help: 'serve Prometheus metrics at http://HOST:PORT/metrics (default: not served)',
   },
   {
+    flag: 'tls',
+    env: 'NICECACHE_TLS',
+    value: 'auto|off',
+    fallback: 'auto',
+    help: 'TLS to clients that ask for it: auto offers it with --tls-cert, or without one with a self-signed certificate made at start (which clients cannot verify); off offers none',
+  },
+  {
     flag: 'tls-cert',
     env: 'NICECACHE_TLS_CERT',
     value: 'FILE',
     fallback: '',
-    help: 'PEM certificate (chain) offered to clients that ask for TLS; with --tls-key (default: TLS not offered)',
+    help: 'PEM certificate (chain) offered to clients that ask for TLS; with --tls-key (default: a self-signed certificate made at start)',
   },
   {
     flag: 'tls-key',
@@ -248,7 +262,7 @@ export const proxyOptionSpecs = [
     env: 'NICECACHE_REQUIRE_SECURE_TRANSPORT',
     value: '',
     fallback: 'false',
-    help: "refuse clients that do not start TLS, with the server's own answer to them under require_secure_transport (needs --tls-cert)",
+    help: "refuse clients that do not start TLS, with the server's own answer to them under require_secure_transport (not with --tls off)",
   },
   {
     flag: 'log-format',
@@ -375,6 +389,7 @@ export function parseProxyConfig(
     const fromFlag = typeof given === 'boolean' ? String(given) : given;
     return fromFlag ?? env[spec.env] ?? fromFile[flag] ?? spec.fallback;
   };
+  const tlsMode = parseTlsMode(value('tls'));
   return {
     listen: parseHostPort(value('listen'), '--listen'),
     backend: parseHostPort(value('backend'), '--backend'),
@@ -397,13 +412,14 @@ export function parseProxyConfig(
     binlogServerId: parseServerId(value('binlog-server-id')),
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
     logFormat: parseLogFormat(value('log-format')),
-    tls: parseTlsFiles(value('tls-cert'), value('tls-key')),
+    tlsMode,
+    tls: parseTlsFiles(value('tls-cert'), value('tls-key'), tlsMode),
     backendTls: parseBackendTls(value('backend-tls')),
     backendTlsCa: value('backend-tls-ca') === '' ? null : value('backend-tls-ca'),
     backendTlsVerify: parseBoolean(value('backend-tls-verify'), '--backend-tls-verify'),
     requireSecureTransport: parseSecureTransport(
       parseBoolean(value('require-secure-transport'), '--require-secure-transport'),
-      value('tls-cert'),
+      tlsMode,
     ),
   };
 }
@@ -426,19 +442,27 @@ export function backendTlsInForce(config: ProxyConfig): Exclude<BackendTlsMode, 
 }
 
 /** As the server refuses require_secure_transport=ON with no secure transport to offer. */
-function parseSecureTransport(required: boolean, certFile: string): boolean {
-  if (required && certFile === '') {
+function parseSecureTransport(required: boolean, tlsMode: TlsMode): boolean {
+  if (required && tlsMode === 'off') {
     throw new ConfigError(
-      '--require-secure-transport needs --tls-cert and --tls-key: no secure transport is configured',
+      '--require-secure-transport with --tls off: no secure transport is offered to clients',
     );
   }
   return required;
 }
 
-function parseTlsFiles(certFile: string, keyFile: string): TlsFiles | null {
+function parseTlsMode(text: string): TlsMode {
+  const lowered = text.trim().toLowerCase();
+  if (lowered === 'auto' || lowered === 'off') return lowered;
+  throw new ConfigError(`--tls: expected auto or off, got '${text}'`);
+}
+
+function parseTlsFiles(certFile: string, keyFile: string, tlsMode: TlsMode): TlsFiles | null {
   if (certFile === '' && keyFile === '') return null;
   if (certFile === '' || keyFile === '')
     throw new ConfigError('--tls-cert and --tls-key go together: give both, or neither');
+  if (tlsMode === 'off')
+    throw new ConfigError('--tls off offers no TLS: --tls-cert and --tls-key would not be used');
   return { certFile, keyFile };
 }
 
@@ -468,6 +492,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlogServerId: '--binlog-server-id',
     metrics: '--metrics',
     logFormat: '--log-format',
+    tlsMode: '--tls',
     tls: TLS_SETTING,
     requireSecureTransport: '--require-secure-transport',
     backendTls: '--backend-tls',

@@ -1,5 +1,6 @@
 /** The `nicecache` command: parses arguments and starts things; no logic of its own. */
 import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { createLogger } from '../proxy/log.ts';
 import { startProxy } from '../proxy/proxy-server.ts';
@@ -162,7 +163,12 @@ async function runProxy(args: string[]): Promise<void> {
   for (const signal of ['SIGHUP', 'SIGUSR2'] as const) {
     process.on(signal, () => onReloadSignal(signal, args, config, running, log));
   }
-  const tls = config.tls === null ? null : readTlsCredentials(config.tls);
+  const tls =
+    config.tls !== null
+      ? readTlsCredentials(config.tls)
+      : config.tlsMode === 'off'
+        ? null
+        : await selfSignedCredentials();
   const proxy = await startProxy({
     tls,
     host: config.listen.host,
@@ -208,6 +214,7 @@ async function runProxy(args: string[]): Promise<void> {
           budgetBytes: config.queryCacheSize,
           follower: proxy.follower?.status ?? null,
           workerRestarts: () => proxy.workerRestarts(),
+          digests: () => proxy.digests(),
         },
         log,
       );
@@ -242,8 +249,34 @@ async function runProxy(args: string[]): Promise<void> {
   // Only then the line that says the proxy is up: whoever reads it may signal at once.
   const { host, port } = config.backend;
   log.info(
-    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}`,
+    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}; ${tlsOffered(config, tls)}`,
   );
+}
+
+/** What the startup line says of TLS to clients. */
+function tlsOffered(config: ProxyConfig, tls: TlsCredentials | null): string {
+  if (tls === null) return 'TLS not offered (--tls off)';
+  if (config.tls !== null) return `TLS offered with ${config.tls.certFile}`;
+  const fingerprint = new X509Certificate(tls.cert).fingerprint256;
+  return `TLS offered with a self-signed certificate made at start (SHA-256 ${fingerprint}; clients that verify the server need --tls-cert and --tls-key)`;
+}
+
+/**
+ * A certificate for clients that ask for TLS when none is given, as MariaDB 11.4 makes one at
+ * start: the connection is encrypted, though no client can tell the proxy from another. A new
+ * key each start, never written to disk. The library is loaded only here.
+ */
+async function selfSignedCredentials(): Promise<TlsCredentials> {
+  const { generate } = await import('selfsigned');
+  const notBeforeDate = new Date();
+  const pems = await generate([{ name: 'commonName', value: 'nicecache' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate: new Date(notBeforeDate.getTime() + 10 * 365 * 24 * 3600 * 1000),
+  });
+  return { cert: pems.cert, key: pems.private };
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -691,7 +691,7 @@ export class ClientSession {
           new ProxyError(
             ProxyErrorCode.TLS_NOT_OFFERED,
             context === null
-              ? 'TLS was requested, but this nicecache offers none (see --tls-cert)'
+              ? 'TLS was requested, but this nicecache offers none (it runs with --tls off)'
               : 'TLS was requested twice',
           ),
           reply,

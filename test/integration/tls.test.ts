@@ -51,6 +51,8 @@ let key: string;
 let ca: string;
 let proxy: ProxyProcess;
 let plainProxy: ProxyProcess;
+/** Started with no certificate: it makes a self-signed one. */
+let selfSignedProxy: ProxyProcess;
 
 function makeServerCertificate(): void {
   makeCertificate(cert, key);
@@ -126,12 +128,14 @@ before(async () => {
       '16M',
     ],
   });
-  plainProxy = await startProxyProcess({ workers: 1 });
+  plainProxy = await startProxyProcess({ workers: 1, extraArgs: ['--tls', 'off'] });
+  selfSignedProxy = await startProxyProcess({ workers: 1 });
 });
 
 after(async () => {
   await proxy?.stop();
   await plainProxy?.stop();
+  await selfSignedProxy?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -215,7 +219,57 @@ describe('TLS to clients', () => {
     assert.deepEqual(result.rows, ['two']);
   });
 
-  test('without --tls-cert the greeting offers no TLS, and an SSLRequest gets error 1043', async () => {
+  test('without a certificate one is made at start: mariadb --ssl is served over TLS, and the startup line gives its fingerprint', async () => {
+    const said = /a self-signed certificate made at start \(SHA-256 ([0-9A-F:]+);/.exec(
+      selfSignedProxy.log(),
+    );
+    assert.ok(said, `the startup line does not say so:\n${selfSignedProxy.log()}`);
+    const run = spawnSync(
+      'mariadb',
+      [
+        '-h127.0.0.1',
+        `-P${selfSignedProxy.port}`,
+        `-u${BACKEND_USER}`,
+        `--password=${BACKEND_PASSWORD}`,
+        '--ssl',
+        DB,
+        '-e',
+        'status; SELECT v FROM t WHERE id = 3',
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /SSL:\s+Cipher in use is \S+/);
+    assert.match(run.stdout, /\nv\nthree\n/);
+    // The certificate served is the one the line names, and no CA vouches for it.
+    const connection = await mysql.createConnection({
+      host: '127.0.0.1',
+      port: selfSignedProxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+      ssl: { rejectUnauthorized: false },
+    });
+    const stream = (
+      connection as unknown as {
+        connection: { stream: { getPeerCertificate(): { fingerprint256: string } } };
+      }
+    ).connection.stream;
+    assert.equal(stream.getPeerCertificate().fingerprint256, said[1]);
+    await connection.end();
+    await assert.rejects(
+      mysql.createConnection({
+        host: '127.0.0.1',
+        port: selfSignedProxy.port,
+        user: BACKEND_USER,
+        password: BACKEND_PASSWORD,
+        ssl: {},
+      }),
+      /self[- ]signed/,
+    );
+  });
+
+  test('with --tls off the greeting offers no TLS, and an SSLRequest gets error 1043', async () => {
     const tcp = connectTcp(plainProxy.port, '127.0.0.1');
     const packets = packetsOf(tcp);
     const greeting = parseGreeting((await packets.next()).payload)!;
@@ -413,10 +467,10 @@ describe('--require-secure-transport', () => {
     );
   });
 
-  test('without --tls-cert it is a refused start, as the server refuses it with no secure transport', async () => {
+  test('with --tls off it is a refused start, as the server refuses it with no secure transport', async () => {
     await assert.rejects(
-      startProxyProcess({ extraArgs: ['--require-secure-transport'] }),
-      /--require-secure-transport needs --tls-cert/,
+      startProxyProcess({ extraArgs: ['--require-secure-transport', '--tls', 'off'] }),
+      /--require-secure-transport with --tls off: no secure transport/,
     );
   });
 });
@@ -434,6 +488,11 @@ describe('TLS settings', () => {
       startProxyProcess({ extraArgs: ['--tls-cert', cert] }),
       /--tls-cert and --tls-key go together/,
     );
+    await assert.rejects(
+      startProxyProcess({ extraArgs: ['--tls', 'off', '--tls-cert', cert, '--tls-key', key] }),
+      /--tls off offers no TLS/,
+    );
+    await assert.rejects(startProxyProcess({ extraArgs: ['--tls', 'on'] }), /--tls: expected/);
   });
 });
 

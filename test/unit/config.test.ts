@@ -42,6 +42,7 @@ describe('proxy configuration', () => {
       binlogServerId: null,
       metrics: null,
       logFormat: 'text',
+      tlsMode: 'auto',
       tls: null,
       requireSecureTransport: false,
       backendTls: 'auto',
@@ -213,9 +214,14 @@ describe('proxy configuration', () => {
       parseProxyConfig(tls, { NICECACHE_REQUIRE_SECURE_TRANSPORT: 'true' })!.requireSecureTransport,
       true,
     );
+    // Without certificate files, with the self-signed one made at start; not with none.
+    assert.equal(
+      parseProxyConfig(['--require-secure-transport'], {})!.requireSecureTransport,
+      true,
+    );
     assert.throws(
-      () => parseProxyConfig(['--require-secure-transport'], {}),
-      /needs --tls-cert and --tls-key/,
+      () => parseProxyConfig(['--require-secure-transport'], { NICECACHE_TLS: 'off' }),
+      /with --tls off: no secure transport/,
     );
   });
 
