@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
 import type { CacheStats } from '../cache/cache-stats.ts';
+import type { DigestRow } from '../cache/statement-digests.ts';
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
@@ -27,6 +28,8 @@ export interface MetricsSources {
   follower: FollowerStatus | null;
   /** Workers replaced after they exited, since the start. */
   workerRestarts: () => number;
+  /** Per-statement digests over every worker, the most executed first (statement-digests.ts). */
+  digests: () => Promise<DigestRow[]>;
 }
 
 export interface MetricsServer {
@@ -268,7 +271,7 @@ export function buildRegistry(sources: MetricsSources): Registry {
   return registry;
 }
 
-/** Serves `/metrics` on `listen`; resolves once listening. */
+/** Serves `/metrics` and `/api/digests` (JSON) on `listen`; resolves once listening. */
 export async function startMetricsServer(
   listen: HostPort,
   sources: MetricsSources,
@@ -281,8 +284,23 @@ export async function startMetricsServer(
       response.writeHead(405, { Allow: 'GET, HEAD' }).end();
       return;
     }
+    if (path === '/api/digests') {
+      sources.digests().then(
+        (digests) => {
+          response.writeHead(200, { 'Content-Type': 'application/json' });
+          response.end(request.method === 'HEAD' ? undefined : JSON.stringify({ digests }));
+        },
+        (error: Error) => {
+          log.warn(`digests: ${error.message}`);
+          response.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${error.message}\n`);
+        },
+      );
+      return;
+    }
     if (path !== '/metrics') {
-      response.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: try /metrics\n');
+      response
+        .writeHead(404, { 'Content-Type': 'text/plain' })
+        .end('not found: try /metrics or /api/digests\n');
       return;
     }
     registry.metrics().then(

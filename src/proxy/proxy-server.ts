@@ -8,6 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { mergeDigests } from '../cache/statement-digests.ts';
+import type { DigestRow } from '../cache/statement-digests.ts';
 import type { BackendAddress } from './client-session.ts';
 import type { CacheSettings, TlsCredentials } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
@@ -59,6 +61,11 @@ export interface RunningProxy {
   workerRestarts(): number;
   /** New TLS credentials for the connections accepted from now on (TLS must be on already). */
   reloadTls(credentials: TlsCredentials): void;
+  /**
+   * Every worker's per-statement digests, merged (empty with the cache off). A worker that does
+   * not answer within DIGESTS_WAIT_MS (busy starting, or gone) is left out.
+   */
+  digests(): Promise<DigestRow[]>;
   /** Stops accepting, lets running commands finish (bounded by drainTimeoutMs), stops workers. */
   close(): Promise<void>;
 }
@@ -69,6 +76,9 @@ const workerUrl = new URL('./worker.ts', import.meta.url);
 const STABLE_RUN_MS = 10_000;
 const RESTART_FIRST_DELAY_MS = 100;
 const RESTART_MAX_DELAY_MS = 30_000;
+
+/** How long a read of the digests waits for each worker's answer. */
+const DIGESTS_WAIT_MS = 2000;
 
 /** Short-lived garbage (one miss's buffers and strings) dies young; 8 MB is plenty for it. */
 const YOUNG_GENERATION_MB = 8;
@@ -127,6 +137,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   /** Regions whose dead worker's marks are being released. */
   const releasing = new Map<number, Promise<unknown>>();
   let closing = false;
+  /** Reads of the digests under way: each worker's answer, by request number. */
+  const digestReads = new Map<number, (rows: DigestRow[]) => void>();
+  let digestRequests = 0;
   /** What workers get, including workers started after a reload. */
   let tlsCredentials = options.tls ?? null;
 
@@ -156,6 +169,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       });
       workers.add(worker);
       worker.on('message', (message: FromWorker) => {
+        if (message.type === 'digests') {
+          digestReads.get(message.request)?.(message.rows);
+          return;
+        }
         if (message.type === 'listening') resolve(worker);
         if (message.type === 'listen-failed') {
           reject(new Error(`cannot listen on ${options.host}:${port}: ${message.message}`));
@@ -290,6 +307,25 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       tlsCredentials = credentials;
       for (const worker of workers)
         worker.postMessage({ type: 'tls', credentials } satisfies ToWorker);
+    },
+    digests: async () => {
+      const request = ++digestRequests;
+      const asked = [...workers];
+      const answers: DigestRow[][] = [];
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DIGESTS_WAIT_MS);
+        digestReads.set(request, (rows) => {
+          answers.push(rows);
+          if (answers.length < asked.length) return;
+          clearTimeout(timer);
+          resolve();
+        });
+        if (asked.length === 0) resolve();
+        for (const worker of asked)
+          worker.postMessage({ type: 'digests', request } satisfies ToWorker);
+      });
+      digestReads.delete(request);
+      return mergeDigests(answers);
     },
     close,
   };

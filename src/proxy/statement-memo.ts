@@ -5,6 +5,7 @@
  * of the memo's key; the memo is bounded and simply emptied when full.
  */
 import { Doorkeeper } from '../cache/doorkeeper.ts';
+import type { DigestRecord } from '../cache/statement-digests.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
@@ -55,6 +56,10 @@ export class MemoEntry {
   executePrefixSchema: string | null = null;
   /** The statement's bytes as the client sent them, when it was looked up by them (a copy). */
   bytes: Buffer | null = null;
+  /** Its shape (statement-shape.ts), or null when it has none. */
+  shape: string | null = null;
+  /** Its per-statement statistics in this worker, once it has run (statement-digests.ts). */
+  digest: DigestRecord | null = null;
 
   constructor(info: StatementInfo, modeIndependent: boolean) {
     this.info = info;
@@ -216,6 +221,8 @@ export class StatementMemo {
         // A shaped text tokenizes the same in every mode (no backslash, double quote, non-ASCII).
         const entry = new MemoEntry({ ...known.info, keyText: shapedKeyText(sql) }, true);
         entry.shareReadsOf(known);
+        entry.shape = shape;
+        entry.digest = known.digest;
         return entry;
       }
     }
@@ -225,6 +232,7 @@ export class StatementMemo {
       mode.lowerCaseTableNames,
     );
     const entry = new MemoEntry(info, tokenizesTheSameInEveryMode(sql));
+    entry.shape = shape;
     if (shape !== null && carriesToItsShape(info)) {
       if (this.#shapes >= MAX_SHAPES) {
         for (const map of this.#byShape) map.clear();

@@ -13,6 +13,8 @@ import { NO_ENTRY, STATUS_SWEEP_WAIT_MS } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
+import { digestTextOf } from '../cache/statement-digests.ts';
+import type { DigestRecord, DigestTable } from '../cache/statement-digests.ts';
 import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
 import { REPLY_NEUTRAL_CAPABILITIES } from '../protocol/handshake.ts';
 import {
@@ -54,6 +56,8 @@ export interface WorkerCache {
   deferTransactions: boolean;
   /** What SHOW STATUS tells of the binlog follower. */
   followerStatus: FollowerStatus;
+  /** Per-statement statistics (statement-digests.ts). */
+  digests: DigestTable;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -86,6 +90,9 @@ export interface CommandPlan {
   flushesStatus?: boolean;
   /** BEGIN, COMMIT or ROLLBACK whose reply the session keeps, to answer them itself later. */
   learn?: { request: Buffer; begins: boolean };
+  /** The statement's digest record and when it was sent (performance.now()), for its time. */
+  digest?: DigestRecord;
+  sentAt?: number;
 }
 
 export type Route =
@@ -141,6 +148,13 @@ const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 
 
 /** No hit to account for (#lastHit, #foundRowsDebt): they hold a hit's row count otherwise. */
 const NO_HIT = -1;
+
+/**
+ * #readOutcome: nothing of the cache's, or a cacheable read it did not have; a bypass is its
+ * reason (Bypass, from 0).
+ */
+const READ_OTHER = -2;
+const READ_MISS = -1;
 
 /**
  * Kinds whose routing reads the session's state: a SELECT's key, the tables a write names (in
@@ -320,6 +334,10 @@ export class StatementRouter {
     action: 'answer',
     bytes: Buffer.alloc(0),
   };
+  /** The statement being routed, for its digest (null for commands that are not one). */
+  #digestEntry: MemoEntry | null = null;
+  /** What the cache did with it: a miss, or a bypass (its reason); hits are told by the route. */
+  #readOutcome: number = READ_OTHER;
 
   constructor(
     worker: WorkerCache,
@@ -361,19 +379,54 @@ export class StatementRouter {
       this.#lastHit = NO_HIT;
       this.#endReplay = null;
     }
+    this.#digestEntry = null;
+    this.#readOutcome = READ_OTHER;
     const special = this.#routeTransaction(payload, lastHit, endReplay);
-    if (special !== null) return special;
+    if (special !== null) {
+      if (this.#digestEntry !== null) this.#countDigest(special);
+      return special;
+    }
     const route = this.#route(payload, lastHit);
     // A command that waits comes back here once the flight has landed, and then must not wait.
     if (route.action === 'wait') {
       if (route.metadata) this.#waitedForMetadata = true;
       else this.#waited = true;
       this.#lastHit = lastHit;
-    } else {
-      this.#waited = false;
-      this.#waitedForMetadata = false;
+      return route;
     }
+    this.#waited = false;
+    this.#waitedForMetadata = false;
+    if (this.#digestEntry !== null) this.#countDigest(route);
     return route;
+  }
+
+  /**
+   * Counts the routed statement in its digest: a hit, a miss or a bypass; a statement sent to
+   * the server is timed until its reply ends (see onReply). Only an answer or a forward ends a
+   * statement's routing: after a probe, a transaction command or a replay it is routed again.
+   */
+  #countDigest(route: Route): void {
+    if (route.action !== 'answer' && route.action !== 'forward') return;
+    const entry = this.#digestEntry!;
+    let record = entry.digest;
+    if (record === null) {
+      const info = entry.info;
+      record = this.#worker.digests.recordOf(digestTextOf(entry.shape, info.keyText), info.kind);
+      entry.digest = record;
+    }
+    record.count++;
+    if (route === this.#answerRoute) {
+      record.hits++;
+      record.rowsServed += this.#lastHit;
+      record.bytesServed += route.bytes.length;
+      return;
+    }
+    if (this.#readOutcome === READ_MISS) record.misses++;
+    else if (this.#readOutcome >= 0) record.bypasses[this.#readOutcome]!++;
+    if (route.action === 'forward' && route.plan !== null) {
+      route.plan.digest = record;
+      route.plan.sentAt = performance.now();
+    }
   }
 
   // --- transactions the proxy begins (see deferred-transaction.ts) ---------------------------
@@ -416,6 +469,7 @@ export class StatementRouter {
           this.#classifyMode,
           this.#serverVersion,
         );
+        this.#digestEntry = entry;
         const info = entry.info;
         if (info.control?.kind === 'end-transaction') {
           const reply = this.#transactionReplies.get(payload);
@@ -912,6 +966,9 @@ export class StatementRouter {
   /** The reply to a relayed command has ended. */
   onReply(plan: CommandPlan, tracker: ReplyTracker): void {
     const info = plan.info;
+    if (plan.digest !== undefined) {
+      plan.digest.addServerTime((performance.now() - plan.sentAt!) * 1000);
+    }
     const failed = tracker.failed;
     if (failed || tracker.warnings !== 0) {
       // A statement that raises warnings (or fails) starts the list anew, with its own.
@@ -1144,6 +1201,7 @@ export class StatementRouter {
       this.#classifyMode,
       this.#serverVersion,
     );
+    this.#digestEntry = classified;
     const executedUsing = this.#executedSelectUsing(classified);
     const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
     const info = entry.info;
@@ -1270,6 +1328,7 @@ export class StatementRouter {
         false,
       );
     }
+    this.#digestEntry = statement.entry;
     const info = statement.entry.info;
     // A prepared reader of diagnostics reads the server's too: as for text, they are put right.
     if (info.readsDiagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
@@ -1466,6 +1525,7 @@ export class StatementRouter {
         return answer;
       }
     }
+    this.#readOutcome = READ_MISS;
     const flights = this.#worker.flights;
     const now = performance.now();
     if (!this.#waited) {
@@ -1729,6 +1789,7 @@ export class StatementRouter {
     const stats = this.#cache.stats;
     stats.bypass(reason);
     stats.add(Counter.NOT_CACHED);
+    this.#readOutcome = reason;
     // A locking read reads the latest rows, not a snapshot: InnoDB takes none for it.
     const establishes =
       !info.lockingRead && this.#establishesSnapshot(info.reads, this.#snapshot?.schema ?? null);

@@ -1,5 +1,9 @@
-/** Messages between the main thread and proxy workers (startup and shutdown only, never per query). */
+/**
+ * Messages between the main thread and proxy workers: startup, shutdown and reads of what the
+ * workers keep (per-statement digests), never per query.
+ */
 import type { QueryCacheType } from '../cache/query-cache.ts';
+import type { DigestRow } from '../cache/statement-digests.ts';
 import type { BackendAddress } from './client-session.ts';
 import type { AdminAccount } from './schema-catalog.ts';
 import type { LogFormat } from './log.ts';
@@ -53,7 +57,12 @@ export type ToWorker =
   | { type: 'drain' }
   | { type: 'fault' }
   /** New TLS credentials (SIGHUP): connections accepted from now on get them. */
-  | { type: 'tls'; credentials: TlsCredentials };
+  | { type: 'tls'; credentials: TlsCredentials }
+  /** Send your per-statement digests, answering with the same `request`. */
+  | { type: 'digests'; request: number };
 
 export type FromWorker =
-  { type: 'listening' } | { type: 'listen-failed'; message: string } | { type: 'drained' };
+  | { type: 'listening' }
+  | { type: 'listen-failed'; message: string }
+  | { type: 'drained' }
+  | { type: 'digests'; request: number; rows: DigestRow[] };

@@ -11,6 +11,7 @@ import { CacheStats, Counter } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { QueryCache } from '../cache/query-cache.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
+import { DigestTable } from '../cache/statement-digests.ts';
 import { ClientSession } from './client-session.ts';
 import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
@@ -52,6 +53,7 @@ function createCache(): WorkerCache | null {
     flights: new SingleFlight(settings.singleFlightWaitMs),
     deferTransactions: settings.deferTransactions,
     followerStatus: new FollowerStatus(config.followerStatus),
+    digests: new DigestTable(),
   };
 }
 const cache = createCache();
@@ -134,6 +136,11 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'tls') {
     // Checked by the main thread before it was sent; connections already open keep theirs.
     secureContext = createSecureContext(message.credentials);
+    return;
+  }
+  if (message.type === 'digests') {
+    // Answered even while draining: what ran before the shutdown is still worth reading.
+    send({ type: 'digests', request: message.request, rows: cache?.digests.snapshot() ?? [] });
     return;
   }
   if (message.type === 'fault') {

@@ -1,0 +1,137 @@
+/**
+ * Per-statement digests at /api/digests: after a known workload on both workers of a real
+ * proxy (text and prepared reads that miss and hit, a write, reads the cache must not answer),
+ * every digest's counts are exactly what the workload did, merged over the workers.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { execute, prepare } from '../../src/protocol/statement-commands.ts';
+import type { DigestRow } from '../../src/cache/statement-digests.ts';
+import { connectOnWorker, rowsOf, runStatements } from '../support/cache-scenario.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { metricsUrl } from '../support/metrics.ts';
+import { startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+import { replyError } from '../support/raw-client.ts';
+import type { RawClient } from '../support/raw-client.ts';
+
+const DB = 'nc_digests';
+
+describe('per-statement digests', () => {
+  let proxy: ProxyProcess;
+  let digestsUrl: string;
+
+  before(async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `DROP DATABASE IF EXISTS ${DB}`,
+      `CREATE DATABASE ${DB}`,
+      `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+      `INSERT INTO ${DB}.t VALUES (1, 10), (2, 20), (3, 30)`,
+    ]);
+    proxy = await startProxyProcess({
+      workers: 2,
+      extraArgs: ['--metrics', '127.0.0.1:0'],
+      // The debug log says which worker each connection landed on.
+      env: { NICECACHE_DEBUG: '1' },
+    });
+    digestsUrl = metricsUrl(proxy).replace(/\/metrics$/, '/api/digests');
+  });
+
+  after(async () => {
+    assert.equal(await proxy?.stop(), 0);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+  });
+
+  async function on(worker: number): Promise<RawClient> {
+    return connectOnWorker(proxy, worker, {
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    });
+  }
+
+  async function run(client: RawClient, sql: string): Promise<void> {
+    const error = replyError(await client.query(sql));
+    assert.equal(error, null, `${sql}: ${error?.message}`);
+  }
+
+  test('counts of a known workload on two workers, exact and merged', async () => {
+    const first = await on(0);
+    const second = await on(1);
+    // Worker 0: two ids, each a miss then a hit; worker 1: its own miss of id 1, then a hit.
+    for (const id of [1, 1, 2, 2]) await run(first, `SELECT v FROM t WHERE id = ${id}`);
+    for (const id of [1, 1]) await run(second, `SELECT v FROM t WHERE id = ${id}`);
+    await run(first, 'select v from t where id=2');
+    await run(second, 'UPDATE t SET v = v + 1 WHERE id = 3');
+    await run(second, 'SELECT v FROM t WHERE id = 2 FOR UPDATE');
+    await run(second, 'SELECT SQL_NO_CACHE v FROM t WHERE id = 2');
+    // A prepared read on worker 0, executed three times: a miss, then hits.
+    const prepared = await first.command(prepare('SELECT v, id FROM t WHERE id = ?'));
+    assert.equal(replyError(prepared), null);
+    const statementId = prepared[0]!.payload.readUInt32LE(1);
+    for (let round = 0; round < 3; round++) {
+      const reply = await first.command(execute(statementId, [3]));
+      assert.equal(replyError(reply), null);
+    }
+    first.close();
+    second.close();
+
+    const response = await fetch(digestsUrl);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    const { digests } = (await response.json()) as { digests: DigestRow[] };
+    const of = (digest: string): DigestRow => {
+      const row = digests.find((candidate) => candidate.digest === digest);
+      assert.ok(row, `no digest ${digest} in ${JSON.stringify(digests, null, 1)}`);
+      return row;
+    };
+
+    const pointRead = of('SELECT v FROM t WHERE id = ?');
+    assert.deepEqual(
+      [pointRead.kind, pointRead.count, pointRead.hits, pointRead.misses, pointRead.bypasses],
+      ['select', 6, 3, 3, 0],
+    );
+    // Only what went to the server is timed; each hit served one row (FOUND_ROWS() says 1).
+    assert.equal(pointRead.serverCount, 3);
+    assert.ok(pointRead.serverMicros > 0 && pointRead.maxServerMicros <= pointRead.serverMicros);
+    assert.equal(pointRead.rowsServed, 3);
+    assert.ok(pointRead.bytesServed > 0);
+
+    // Letter case and spaces are the text's own, as in the cache's key: another digest.
+    const lower = of('select v from t where id=?');
+    assert.deepEqual([lower.count, lower.hits, lower.misses], [1, 0, 1]);
+
+    const write = of('UPDATE t SET v = v + ? WHERE id = ?');
+    assert.deepEqual(
+      [write.kind, write.count, write.hits, write.misses, write.bypasses, write.serverCount],
+      ['update', 1, 0, 0, 0, 1],
+    );
+
+    const locking = of('SELECT v FROM t WHERE id = ? FOR UPDATE');
+    assert.deepEqual(
+      [locking.count, locking.bypasses, locking.mainBypassReason, locking.bypassReasons],
+      [1, 1, 'isolation', { isolation: 1 }],
+    );
+    const noCache = of('SELECT SQL_NO_CACHE v FROM t WHERE id = ?');
+    assert.deepEqual([noCache.bypasses, noCache.mainBypassReason], [1, 'not_requested']);
+
+    // The prepared statement's text is its digest, each execution counted.
+    const executions = of('SELECT v, id FROM t WHERE id = ?');
+    assert.deepEqual([executions.count, executions.hits, executions.misses], [3, 2, 1]);
+    assert.equal(executions.rowsServed, 2);
+
+    // The most executed first.
+    const counts = digests.map((row) => row.count);
+    assert.deepEqual(
+      counts,
+      [...counts].sort((a, b) => b - a),
+    );
+    // Rows in the reply are the server's: the last read saw the UPDATE's value.
+    const check = await on(1);
+    assert.deepEqual(
+      rowsOf(await check.query('SELECT v FROM t WHERE id = 3'), check.deprecateEof),
+      [['31']],
+    );
+    check.close();
+  });
+});
