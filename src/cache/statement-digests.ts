@@ -14,6 +14,7 @@
  * OTHER_DIGEST, and a digest is cut at MAX_DIGEST_LENGTH characters.
  */
 import { BYPASS_NAMES } from './cache-stats.ts';
+import type { Flight } from './single-flight.ts';
 
 /** Digests a worker keeps apart before it counts new ones together. */
 export const MAX_DIGESTS = 2000;
@@ -78,6 +79,15 @@ export interface DigestRow {
   maxServerMicros: number;
   rowsServed: number;
   bytesServed: number;
+}
+
+/**
+ * A read of every worker's digests from a session (SELECT * FROM nicecache.digests): the flight
+ * lands when the merged rows are in `rows`, which stay null if they never came.
+ */
+export interface DigestGathering {
+  readonly flight: Flight;
+  rows: DigestRow[] | null;
 }
 
 /** One worker's digests. */

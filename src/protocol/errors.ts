@@ -14,6 +14,9 @@ export const ProxyErrorCode = {
   UNKNOWN_COMMAND: 'UNKNOWN_COMMAND',
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   SNAPSHOT_CHANGED: 'SNAPSHOT_CHANGED',
+  NO_SUCH_TABLE: 'NO_SUCH_TABLE',
+  NOT_SUPPORTED: 'NOT_SUPPORTED',
+  NOT_GATHERED: 'NOT_GATHERED',
 } as const;
 export type ProxyErrorCode = (typeof ProxyErrorCode)[keyof typeof ProxyErrorCode];
 
@@ -35,6 +38,12 @@ const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
   // ER_CHECKREAD, which InnoDB raises (with innodb_snapshot_isolation) when a transaction's
   // snapshot no longer matches what it read, rolling the transaction back.
   SNAPSHOT_CHANGED: { errno: 1020, sqlState: 'HY000' },
+  // ER_NO_SUCH_TABLE: a table of the nicecache schema the proxy does not have.
+  NO_SUCH_TABLE: { errno: 1146, sqlState: '42S02' },
+  // ER_NOT_SUPPORTED_YET: a statement over the proxy's own tables it does not evaluate.
+  NOT_SUPPORTED: { errno: 1235, sqlState: '42000' },
+  // ER_UNKNOWN_ERROR: the workers' figures did not all come in time.
+  NOT_GATHERED: { errno: 1105, sqlState: 'HY000' },
 };
 
 /** An error of the proxy's own, ready to be put on the wire. */

@@ -173,6 +173,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
           digestReads.get(message.request)?.(message.rows);
           return;
         }
+        if (message.type === 'digests-wanted') {
+          const { request } = message;
+          void readDigests().then((rows) =>
+            worker.postMessage({ type: 'digests-merged', request, rows } satisfies ToWorker),
+          );
+          return;
+        }
         if (message.type === 'listening') resolve(worker);
         if (message.type === 'listen-failed') {
           reject(new Error(`cannot listen on ${options.host}:${port}: ${message.message}`));
@@ -296,6 +303,27 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await lock.release();
   };
 
+  /** Every worker's digests, merged; a worker that does not answer in time is left out. */
+  const readDigests = async (): Promise<DigestRow[]> => {
+    const request = ++digestRequests;
+    const asked = [...workers];
+    const answers: DigestRow[][] = [];
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DIGESTS_WAIT_MS);
+      digestReads.set(request, (rows) => {
+        answers.push(rows);
+        if (answers.length < asked.length) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      if (asked.length === 0) resolve();
+      for (const worker of asked)
+        worker.postMessage({ type: 'digests', request } satisfies ToWorker);
+    });
+    digestReads.delete(request);
+    return mergeDigests(answers);
+  };
+
   return {
     host: options.host,
     port,
@@ -308,25 +336,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       for (const worker of workers)
         worker.postMessage({ type: 'tls', credentials } satisfies ToWorker);
     },
-    digests: async () => {
-      const request = ++digestRequests;
-      const asked = [...workers];
-      const answers: DigestRow[][] = [];
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, DIGESTS_WAIT_MS);
-        digestReads.set(request, (rows) => {
-          answers.push(rows);
-          if (answers.length < asked.length) return;
-          clearTimeout(timer);
-          resolve();
-        });
-        if (asked.length === 0) resolve();
-        for (const worker of asked)
-          worker.postMessage({ type: 'digests', request } satisfies ToWorker);
-      });
-      digestReads.delete(request);
-      return mergeDigests(answers);
-    },
+    digests: () => readDigests(),
     close,
   };
 }

@@ -14,8 +14,13 @@ import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
-import type { DigestRecord, DigestTable } from '../cache/statement-digests.ts';
-import { Capability, Command, ServerStatus } from '../protocol/constants.ts';
+import type {
+  DigestGathering,
+  DigestRecord,
+  DigestRow,
+  DigestTable,
+} from '../cache/statement-digests.ts';
+import { Capability, Command, MariaDbCapability, ServerStatus } from '../protocol/constants.ts';
 import { REPLY_NEUTRAL_CAPABILITIES } from '../protocol/handshake.ts';
 import {
   EXECUTE_HEADER_LENGTH,
@@ -27,6 +32,8 @@ import {
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
+import { encodeTextResultSet } from '../protocol/result-set.ts';
+import type { ResultColumn } from '../protocol/result-set.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
@@ -58,6 +65,8 @@ export interface WorkerCache {
   followerStatus: FollowerStatus;
   /** Per-statement statistics (statement-digests.ts). */
   digests: DigestTable;
+  /** Asks for every worker's digests, for SELECT * FROM nicecache.digests. */
+  gatherDigests: () => DigestGathering;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -155,6 +164,25 @@ const NO_HIT = -1;
  */
 const READ_OTHER = -2;
 const READ_MISS = -1;
+
+/** How long SELECT * FROM nicecache.digests waits for the workers' digests. */
+const DIGESTS_GATHER_MS = 3000;
+
+/** The columns of nicecache.digests (see DigestRow). */
+const DIGEST_COLUMNS: readonly ResultColumn[] = [
+  { name: 'digest', type: 'text' },
+  { name: 'kind', type: 'text' },
+  { name: 'count', type: 'unsigned' },
+  { name: 'hits', type: 'unsigned' },
+  { name: 'misses', type: 'unsigned' },
+  { name: 'bypasses', type: 'unsigned' },
+  { name: 'main_bypass_reason', type: 'text' },
+  { name: 'server_count', type: 'unsigned' },
+  { name: 'server_micros', type: 'unsigned' },
+  { name: 'max_server_micros', type: 'unsigned' },
+  { name: 'rows_served', type: 'unsigned' },
+  { name: 'bytes_served', type: 'unsigned' },
+];
 
 /**
  * Kinds whose routing reads the session's state: a SELECT's key, the tables a write names (in
@@ -329,6 +357,9 @@ export class StatementRouter {
   readonly #transactionReplies = new TransactionReplies();
 
   readonly #deprecateEof: boolean;
+  readonly #extendedMetadata: boolean;
+  /** SELECT * FROM nicecache.digests waiting for every worker's digests. */
+  #digestsGathering: DigestGathering | null = null;
   /** The route of every hit (see #routeSelect). */
   readonly #answerRoute: { action: 'answer'; bytes: Buffer } = {
     action: 'answer',
@@ -347,6 +378,7 @@ export class StatementRouter {
     status: number,
   ) {
     this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
+    this.#extendedMetadata = (mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0;
     this.#worker = worker;
     this.#serverVersion = serverVersion;
     this.#probeSql = probeSql(serverVersion);
@@ -1205,6 +1237,7 @@ export class StatementRouter {
     const executedUsing = this.#executedSelectUsing(classified);
     const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
     const info = entry.info;
+    if (info.control?.kind === 'nicecache-table') return this.#answerOwnTable(info.control);
     const diagnostics = info.readsDiagnostics && (lastHit !== NO_HIT || this.#stateDirty);
     if (diagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
     if (this.#foundRowsDebt !== NO_HIT && (info.readsFoundRows || this.#owesWarnings(info))) {
@@ -1743,6 +1776,80 @@ export class StatementRouter {
     if (info.temporary || names.some((name) => this.#temporary.has(name))) {
       for (const name of names) this.#temporary.add(name);
     }
+  }
+
+  // --- the proxy's own tables -----------------------------------------------------------------
+
+  /**
+   * SELECT * FROM nicecache.digests, answered by the proxy: the session waits while every
+   * worker's digests are gathered (at most DIGESTS_GATHER_MS), then gets them as a result set.
+   * Other statements over the nicecache schema get the server's errors for what they ask.
+   */
+  #answerOwnTable(control: { name: string; plain: boolean }): Route {
+    if (control.name !== 'digests') {
+      return this.#ownError(
+        new ProxyError(
+          ProxyErrorCode.NO_SUCH_TABLE,
+          `Table 'nicecache.${control.name}' doesn't exist`,
+        ),
+      );
+    }
+    if (!control.plain) {
+      return this.#ownError(
+        new ProxyError(
+          ProxyErrorCode.NOT_SUPPORTED,
+          "This version of nicecache doesn't yet support 'anything but SELECT * FROM nicecache.digests'",
+        ),
+      );
+    }
+    const gathering = this.#digestsGathering;
+    if (gathering === null) {
+      const started = this.#worker.gatherDigests();
+      this.#digestsGathering = started;
+      return {
+        action: 'wait',
+        flight: started.flight,
+        maxWaitMs: DIGESTS_GATHER_MS,
+        metadata: false,
+      };
+    }
+    this.#digestsGathering = null;
+    if (gathering.rows === null) {
+      return this.#ownError(
+        new ProxyError(
+          ProxyErrorCode.NOT_GATHERED,
+          `nicecache could not gather the digests of every worker within ${DIGESTS_GATHER_MS} ms`,
+        ),
+      );
+    }
+    const rows = gathering.rows.map((row: DigestRow) => [
+      row.digest,
+      row.kind,
+      row.count,
+      row.hits,
+      row.misses,
+      row.bypasses,
+      row.mainBypassReason,
+      row.serverCount,
+      row.serverMicros,
+      row.maxServerMicros,
+      row.rowsServed,
+      row.bytesServed,
+    ]);
+    return {
+      action: 'answer',
+      bytes: encodeTextResultSet(DIGEST_COLUMNS, rows, {
+        deprecateEof: this.#deprecateEof,
+        extendedMetadata: this.#extendedMetadata,
+        status: this.txn.status,
+        schema: 'nicecache',
+        table: 'digests',
+      }),
+    };
+  }
+
+  #ownError(error: ProxyError): Route {
+    return { action: 'answer', bytes: encodeErr(error.toErrInfo(), 1) };
   }
 
   // --- helpers --------------------------------------------------------------------------------

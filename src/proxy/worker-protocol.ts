@@ -59,10 +59,14 @@ export type ToWorker =
   /** New TLS credentials (SIGHUP): connections accepted from now on get them. */
   | { type: 'tls'; credentials: TlsCredentials }
   /** Send your per-statement digests, answering with the same `request`. */
-  | { type: 'digests'; request: number };
+  | { type: 'digests'; request: number }
+  /** Every worker's digests, merged, that this worker asked for with `request`. */
+  | { type: 'digests-merged'; request: number; rows: DigestRow[] };
 
 export type FromWorker =
   | { type: 'listening' }
   | { type: 'listen-failed'; message: string }
   | { type: 'drained' }
-  | { type: 'digests'; request: number; rows: DigestRow[] };
+  | { type: 'digests'; request: number; rows: DigestRow[] }
+  /** A session reads the digests: gather every worker's and answer with 'digests-merged'. */
+  | { type: 'digests-wanted'; request: number };

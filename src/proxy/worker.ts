@@ -10,8 +10,9 @@ import { FollowerStatus } from '../binlog/follower-status.ts';
 import { CacheStats, Counter } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { QueryCache } from '../cache/query-cache.ts';
-import { SingleFlight } from '../cache/single-flight.ts';
+import { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { DigestTable } from '../cache/statement-digests.ts';
+import type { DigestGathering } from '../cache/statement-digests.ts';
 import { ClientSession } from './client-session.ts';
 import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
@@ -54,7 +55,21 @@ function createCache(): WorkerCache | null {
     deferTransactions: settings.deferTransactions,
     followerStatus: new FollowerStatus(config.followerStatus),
     digests: new DigestTable(),
+    gatherDigests,
   };
+}
+
+/** Reads of every worker's digests asked of the main thread, by request number. */
+const gatherings = new Map<number, DigestGathering>();
+let gatheringRequests = 0;
+
+/** Asks the main thread for every worker's digests; the gathering's flight lands with them. */
+function gatherDigests(): DigestGathering {
+  const request = ++gatheringRequests;
+  const gathering: DigestGathering = { flight: new Flight(0), rows: null };
+  gatherings.set(request, gathering);
+  send({ type: 'digests-wanted', request });
+  return gathering;
 }
 const cache = createCache();
 
@@ -136,6 +151,15 @@ port.on('message', (message: ToWorker) => {
   if (message.type === 'tls') {
     // Checked by the main thread before it was sent; connections already open keep theirs.
     secureContext = createSecureContext(message.credentials);
+    return;
+  }
+  if (message.type === 'digests-merged') {
+    const gathering = gatherings.get(message.request);
+    gatherings.delete(message.request);
+    if (gathering !== undefined) {
+      gathering.rows = message.rows;
+      gathering.flight.land();
+    }
     return;
   }
   if (message.type === 'digests') {

@@ -196,7 +196,30 @@ function controlOf(
       };
   }
   if (kind === 'select' && reads.some(isStatusTable)) return { kind: 'status-table' };
+  if (kind === 'select') {
+    const own = reads.find(isNicecacheTable);
+    if (own !== undefined) {
+      // SELECT * FROM nicecache.<name>: six tokens, the table's three last.
+      const plain =
+        reads.length === 1 &&
+        cursor.end - start === 6 &&
+        cursor.isOperatorAt(start + 1, STAR) &&
+        cursor.wordAt(start + 2) === W.FROM;
+      return { kind: 'nicecache-table', name: own.name.toLowerCase(), plain };
+    }
+  }
   return null;
+}
+
+/** The schema whose tables the proxy answers itself (see StatementControl 'nicecache-table'). */
+const NICECACHE_SCHEMA = 'nicecache';
+
+function isNicecacheTable(table: TableRef): boolean {
+  return (
+    table.schema !== null &&
+    table.schema.length === NICECACHE_SCHEMA.length &&
+    table.schema.toLowerCase() === NICECACHE_SCHEMA
+  );
 }
 
 /**

@@ -109,6 +109,11 @@ export type StatementControl =
   | { kind: 'show-status'; scope: 'global' | 'session'; like: string | null; where: boolean }
   /** A SELECT reading information_schema.GLOBAL_STATUS or SESSION_STATUS. */
   | { kind: 'status-table' }
+  /**
+   * A SELECT reading a table of the schema `nicecache`, which the proxy answers itself (not the
+   * server); `plain` when the statement is SELECT * FROM nicecache.<name>, all it answers.
+   */
+  | { kind: 'nicecache-table'; name: string; plain: boolean }
   /** SET TRANSACTION without a scope: it sets the next transaction only. */
   | { kind: 'set-transaction' }
   /** XA COMMIT: publishes writes made before it, possibly by another session. */

@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import mariadb from 'mariadb';
+import mysql from 'mysql2/promise';
 import { execute, prepare } from '../../src/protocol/statement-commands.ts';
 import type { DigestRow } from '../../src/cache/statement-digests.ts';
 import { connectOnWorker, rowsOf, runStatements } from '../support/cache-scenario.ts';
@@ -126,6 +128,57 @@ describe('per-statement digests', () => {
       counts,
       [...counts].sort((a, b) => b - a),
     );
+    // The same rows as SQL, through both drivers (the mariadb connector asks for
+    // DEPRECATE_EOF and MariaDB's extended metadata, mysql2 for neither).
+    const login = {
+      host: proxy.host,
+      port: proxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    };
+    const expected = digests.map((row) => ({ digest: row.digest, count: row.count }));
+    const m2 = await mysql.createConnection({ ...login, supportBigNumbers: true });
+    const [viaMysql2] = await m2.query('SELECT * FROM nicecache.digests');
+    // Only that statement is answered; the others over the schema get errors, as the server's.
+    await assert.rejects(m2.query('SELECT digest FROM nicecache.digests'), { errno: 1235 });
+    await assert.rejects(m2.query('SELECT * FROM nicecache.nope'), { errno: 1146 });
+    assert.deepEqual((await m2.query('SELECT 1 AS one'))[0], [{ one: 1 }]);
+    await m2.end();
+    const md = await mariadb.createConnection(login);
+    const viaConnector = await md.query<Array<Record<string, unknown>>>(
+      'select * from `nicecache`.`digests`',
+    );
+    await md.end();
+    for (const rows of [viaMysql2 as Array<Record<string, unknown>>, viaConnector]) {
+      assert.deepEqual(Object.keys(rows[0]!), [
+        'digest',
+        'kind',
+        'count',
+        'hits',
+        'misses',
+        'bypasses',
+        'main_bypass_reason',
+        'server_count',
+        'server_micros',
+        'max_server_micros',
+        'rows_served',
+        'bytes_served',
+      ]);
+      const point = rows.find((row) => row['digest'] === pointRead.digest)!;
+      assert.deepEqual(
+        [point['count'], point['hits'], point['misses'], point['main_bypass_reason']].map((v) =>
+          v === null ? null : Number(v),
+        ),
+        [6, 3, 3, null],
+      );
+      // Each worker's table as it was at the API read: only the drivers' own statements since.
+      for (const { digest, count } of expected) {
+        const row = rows.find((candidate) => candidate['digest'] === digest);
+        assert.equal(Number(row?.['count']), count, digest);
+      }
+    }
+
     // Rows in the reply are the server's: the last read saw the UPDATE's value.
     const check = await on(1);
     assert.deepEqual(

@@ -58,6 +58,21 @@ const CONTROLS: Array<[string, StatementControl | null]> = [
     { kind: 'status-table' },
   ],
   ['SELECT * FROM information_schema.GLOBAL_VARIABLES', null],
+  // Reads of the proxy's own tables: only SELECT * FROM nicecache.<name> is plain.
+  ['SELECT * FROM nicecache.digests', { kind: 'nicecache-table', name: 'digests', plain: true }],
+  [
+    'select  *  from `NICECACHE`.`Digests` ;',
+    { kind: 'nicecache-table', name: 'digests', plain: true },
+  ],
+  [
+    'SELECT digest FROM nicecache.digests',
+    { kind: 'nicecache-table', name: 'digests', plain: false },
+  ],
+  [
+    'SELECT * FROM nicecache.digests JOIN t',
+    { kind: 'nicecache-table', name: 'digests', plain: false },
+  ],
+  ['SELECT * FROM nicecache_digests', null],
   // SET query_cache_type, every spelling.
   ['SET query_cache_type = 1', setType('session', 1)],
   ['SET SESSION query_cache_type=DEMAND', setType('session', 2)],
