@@ -14,7 +14,8 @@ import { after, describe, test } from 'node:test';
 import { writeReports } from '../../src/bench/report-files.ts';
 import { renderHtml, renderTpsChartSvg } from '../../src/bench/report-html.ts';
 import { perRunLines, progressLine, seedTable } from '../../src/bench/report-text.ts';
-import { validateSweepResult } from '../../src/bench/sweep-result-schema.ts';
+import { SWEEP_RESULT_SCHEMA, validateSweepResult } from '../../src/bench/sweep-result-schema.ts';
+import { SWEEP_RESULT_VERSION } from '../../src/bench/sweep-result.ts';
 import type {
   ProbeResult,
   QueryCacheSample,
@@ -402,6 +403,11 @@ test('progressLine is one short line', () => {
 });
 
 describe('validateSweepResult', () => {
+  test('the published JSON Schema is of this version of the report', () => {
+    const schema = SWEEP_RESULT_SCHEMA as { properties: { version: { const: number } } };
+    assert.equal(schema.properties.version.const, SWEEP_RESULT_VERSION);
+  });
+
   test('accepts the fixture, and its JSON read back', () => {
     assert.deepEqual(validateSweepResult(fixture()), []);
     assert.deepEqual(validateSweepResult(JSON.parse(JSON.stringify(fixture()))), []);
@@ -459,11 +465,12 @@ describe('validateSweepResult', () => {
     first.system.idle = -1;
     (result as unknown as Record<string, unknown>).version = 4;
     (result.options as unknown as Record<string, unknown>).extra = true;
+    // Problems of shape (the JSON Schema's) first, then those of cross-reference.
     assert.deepEqual(validateSweepResult(result), [
       'version: expected 3, got 4',
       'options.extra: unexpected field',
-      'steps[1].threads: 1 after 2: steps must run in ascending thread order',
       'steps[1].system.idle: expected a non-negative number, got -1',
+      'steps[1].threads: 1 after 2: steps must run in ascending thread order',
       "steps[4]: a second step of 'server cache on (100 MB)' at 2 threads",
     ]);
     assert.deepEqual(validateSweepResult(null), ['(root): expected an object, got null']);
