@@ -177,25 +177,7 @@ describe('TLS to clients', () => {
   });
 
   test('the mariadb command-line client with --ssl-verify-server-cert', () => {
-    const run = spawnSync(
-      'mariadb',
-      [
-        '-h127.0.0.1',
-        `-P${proxy.port}`,
-        `-u${BACKEND_USER}`,
-        `--password=${BACKEND_PASSWORD}`,
-        '--ssl',
-        `--ssl-ca=${cert}`,
-        '--ssl-verify-server-cert',
-        DB,
-        '-e',
-        'status; SELECT v FROM t WHERE id = 3',
-      ],
-      { encoding: 'utf8' },
-    );
-    assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /SSL:\s+Cipher in use is \S+/);
-    assert.match(run.stdout, /\nv\nthree\n/);
+    assertCliServedOverTls(proxy.port, [`--ssl-ca=${cert}`, '--ssl-verify-server-cert']);
   });
 
   test('a client that does not ask for TLS is served in the clear as before', async () => {
@@ -224,23 +206,7 @@ describe('TLS to clients', () => {
       selfSignedProxy.log(),
     );
     assert.ok(said, `the startup line does not say so:\n${selfSignedProxy.log()}`);
-    const run = spawnSync(
-      'mariadb',
-      [
-        '-h127.0.0.1',
-        `-P${selfSignedProxy.port}`,
-        `-u${BACKEND_USER}`,
-        `--password=${BACKEND_PASSWORD}`,
-        '--ssl',
-        DB,
-        '-e',
-        'status; SELECT v FROM t WHERE id = 3',
-      ],
-      { encoding: 'utf8' },
-    );
-    assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /SSL:\s+Cipher in use is \S+/);
-    assert.match(run.stdout, /\nv\nthree\n/);
+    assertCliServedOverTls(selfSignedProxy.port, []);
     // The certificate served is the one the line names, and no CA vouches for it.
     const connection = await mysql.createConnection({
       host: '127.0.0.1',
@@ -495,6 +461,28 @@ describe('TLS settings', () => {
     await assert.rejects(startProxyProcess({ extraArgs: ['--tls', 'on'] }), /--tls: expected/);
   });
 });
+
+/** The `mariadb` CLI with --ssl and `options` logs in to `port`, is on TLS, and is served. */
+function assertCliServedOverTls(port: number, options: string[]): void {
+  const run = spawnSync(
+    'mariadb',
+    [
+      '-h127.0.0.1',
+      `-P${port}`,
+      `-u${BACKEND_USER}`,
+      `--password=${BACKEND_PASSWORD}`,
+      '--ssl',
+      ...options,
+      DB,
+      '-e',
+      'status; SELECT v FROM t WHERE id = 3',
+    ],
+    { encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /SSL:\s+Cipher in use is \S+/);
+  assert.match(run.stdout, /\nv\nthree\n/);
+}
 
 /** The SSLRequest of a MariaDB client: the first 32 bytes of a handshake response, CLIENT_SSL set. */
 function sslRequest(): Buffer {

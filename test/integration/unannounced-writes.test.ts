@@ -50,6 +50,15 @@ const READ = `SELECT id, v FROM ${DB}.t ORDER BY id`;
 /** Makes a statement text of 17 MB: the client sends it as two packets, the first 0xFFFFFF bytes. */
 const BIG_COMMENT = `/* ${'x'.repeat(17 * 1024 * 1024)} */`;
 
+/** A session on worker 0 that has read READ twice: a miss that stored it, then a hit. */
+async function cachedReader(run: Run): Promise<Session> {
+  const reader = await run.session('reader', { worker: 0 });
+  await reader.query(READ);
+  await reader.query(READ);
+  await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+  return reader;
+}
+
 /**
  * The reader caches READ on worker 0 (miss, then hit), `write` runs on a writer on worker 1,
  * then the reader reads again: it must see the write.
@@ -59,10 +68,7 @@ async function readWriteRead(
   write: (writer: Session) => Promise<void>,
   writer?: Session,
 ): Promise<void> {
-  const reader = await run.session('reader', { worker: 0 });
-  await reader.query(READ);
-  await reader.query(READ);
-  await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+  const reader = await cachedReader(run);
   await write(writer ?? (await run.session('writer', { worker: 1 })));
   await reader.query(READ);
 }
@@ -109,10 +115,7 @@ describe('unannounced writes: every path to the server is routed', () => {
 
   test('a client that leaves in the middle of a 17 MB UPDATE: it never runs, and reads hit again at once', () =>
     differential(proxy, { database: DB, setup }, async (run) => {
-      const reader = await run.session('reader', { worker: 0 });
-      await reader.query(READ);
-      await reader.query(READ);
-      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      const reader = await cachedReader(run);
       // Only the first packet (0xFFFFFF bytes) of the UPDATE, then the client's end: the server
       // has part of the command and would wait for the rest until its net_read_timeout (30 s).
       const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
@@ -142,10 +145,7 @@ describe('unannounced writes: every path to the server is routed', () => {
 
   test('a client that leaves while the server waits on a broken COM_CHANGE_USER, an UPDATE after it', () =>
     differential(proxy, { database: DB, setup }, async (run) => {
-      const reader = await run.session('reader', { worker: 0 });
-      await reader.query(READ);
-      await reader.query(READ);
-      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      const reader = await cachedReader(run);
       // The proxy holds the UPDATE until the server has answered what came before it, which the
       // server never does: the client's end must be noticed all the same.
       const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
@@ -163,10 +163,7 @@ describe('unannounced writes: every path to the server is routed', () => {
 
   test('a client that leaves while the server waits on a broken COM_CHANGE_USER, an unknown command after it', () =>
     differential(proxy, { database: DB, setup }, async (run) => {
-      const reader = await run.session('reader', { worker: 0 });
-      await reader.query(READ);
-      await reader.query(READ);
-      await run.expect({ hits: 1, inserts: 1 }, 'the read is cached');
+      const reader = await cachedReader(run);
       // The proxy sends both commands on after the error and announces the unknown one as a
       // write of everything; the server reads neither as a command and answers neither.
       const leaver = await run.session('leaver', { user: PLAIN_USER, worker: 1 });
