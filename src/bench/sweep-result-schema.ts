@@ -41,22 +41,25 @@ export function validateSweepResult(value: unknown): string[] {
   if (Number.isNaN(finished)) problem('finishedAt', 'not a date and time');
   if (finished < started) problem('finishedAt', 'earlier than startedAt');
 
-  const threads = new Set<number>();
+  // Null when the list itself is malformed: the schema's problem says so, and every reference
+  // to it would only repeat that.
   const options = value['options'];
+  const threadList = isRecord(options) ? options['threads'] : null;
+  const threads = Array.isArray(threadList) ? new Set<number>() : null;
   let previous = 0;
-  recordsOf(isRecord(options) ? options['threads'] : null).forEach((count, index) => {
+  recordsOf(threadList).forEach((count, index) => {
     if (typeof count !== 'number') return;
     if (count <= previous) {
       problem(`options.threads[${index}]`, 'thread counts must be ascending and distinct');
     }
     previous = count;
-    threads.add(count);
+    threads?.add(count);
   });
 
-  const targets = new Set<string>();
+  const targets = Array.isArray(value['targets']) ? new Set<string>() : null;
   recordsOf(value['targets']).forEach((target, index) => {
     const name = isRecord(target) ? target['name'] : null;
-    if (typeof name !== 'string') return;
+    if (typeof name !== 'string' || targets === null) return;
     if (targets.has(name)) problem(`targets[${index}].name`, `'${name}' repeated`);
     targets.add(name);
   });
@@ -67,11 +70,13 @@ export function validateSweepResult(value: unknown): string[] {
     if (!isRecord(step)) return;
     const path = `steps[${index}]`;
     const { target, threads: count } = step;
-    if (typeof target === 'string' && !targets.has(target)) {
+    if (typeof target === 'string' && targets !== null && !targets.has(target)) {
       problem(`${path}.target`, `'${target}' is not a declared target`);
     }
     if (typeof count !== 'number') return;
-    if (!threads.has(count)) problem(`${path}.threads`, `${count} is not in options.threads`);
+    if (threads !== null && !threads.has(count)) {
+      problem(`${path}.threads`, `${count} is not in options.threads`);
+    }
     // The sweep runs every target at one thread count before the next, ascending.
     if (count < previousThreads) {
       problem(
@@ -95,12 +100,14 @@ export function validateSweepResult(value: unknown): string[] {
     }
     if (kind === 'hits') {
       if (target === null) problem(`${path}.target`, 'a hit probe names its target');
-      else if (typeof target === 'string' && !targets.has(target)) {
+      else if (typeof target === 'string' && targets !== null && !targets.has(target)) {
         problem(`${path}.target`, `'${target}' is not a declared target`);
       }
     }
     if (typeof count !== 'number') return;
-    if (!threads.has(count)) problem(`${path}.threads`, `${count} is not in options.threads`);
+    if (threads !== null && !threads.has(count)) {
+      problem(`${path}.threads`, `${count} is not in options.threads`);
+    }
     const key = `${String(kind)}\u0000${String(target)}\u0000${count}`;
     if (probes.has(key)) problem(path, 'a second probe of the same kind and target');
     probes.add(key);
