@@ -14,6 +14,8 @@ export interface HostPort {
 
 export interface ProxyConfig {
   listen: HostPort;
+  /** A Unix socket to listen on as well (--socket); null: none. */
+  socket: string | null;
   backend: HostPort;
   workers: number;
   connectTimeoutMs: number;
@@ -88,6 +90,13 @@ export const proxyOptionSpecs = [
     value: 'HOST:PORT',
     fallback: '127.0.0.1:6033',
     help: 'where clients connect',
+  },
+  {
+    flag: 'socket',
+    env: 'NICECACHE_SOCKET',
+    value: 'PATH',
+    fallback: '',
+    help: "also listen on a Unix socket at PATH, as the server's own socket option does (default: none); its connections are served by the first worker",
   },
   {
     flag: 'backend',
@@ -392,6 +401,7 @@ export function parseProxyConfig(
   const tlsMode = parseTlsMode(value('tls'));
   return {
     listen: parseHostPort(value('listen'), '--listen'),
+    socket: value('socket') === '' ? null : value('socket'),
     backend: parseHostPort(value('backend'), '--backend'),
     workers: parsePositiveInt(value('workers'), '--workers'),
     connectTimeoutMs: parsePositiveInt(value('connect-timeout'), '--connect-timeout'),
@@ -473,6 +483,7 @@ export const TLS_SETTING = '--tls-cert/--tls-key';
 export function changedSettings(before: ProxyConfig, after: ProxyConfig): string[] {
   const names: Record<string, string> = {
     listen: '--listen',
+    socket: '--socket',
     backend: '--backend',
     workers: '--workers',
     connectTimeoutMs: '--connect-timeout',

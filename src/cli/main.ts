@@ -173,6 +173,7 @@ async function runProxy(args: string[]): Promise<void> {
     tls,
     host: config.listen.host,
     port: config.listen.port,
+    socketPath: config.socket,
     backend: { ...config.backend, tls: serverTls(config) },
     workers: config.workers,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -249,7 +250,7 @@ async function runProxy(args: string[]): Promise<void> {
   // Only then the line that says the proxy is up: whoever reads it may signal at once.
   const { host, port } = config.backend;
   log.info(
-    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}; ${tlsOffered(config, tls)}`,
+    `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}${config.socket === null ? '' : `, and on the Unix socket ${config.socket} (worker 0)`}; ${tlsOffered(config, tls)}`,
   );
 }
 

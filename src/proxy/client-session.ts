@@ -70,6 +70,11 @@ export interface SessionOptions {
   tls: SecureContext | null;
   /** A client that logs in without starting TLS is refused (--require-secure-transport). */
   requireSecureTransport?: boolean;
+  /**
+   * The client came on the --socket path: a secure transport as the server counts one (never
+   * refused by --require-secure-transport), and named as the server names it, 'localhost'.
+   */
+  unixSocket?: boolean;
   log: Logger;
   /** How long a backend connection attempt may take before the client is told it failed. */
   connectTimeoutMs: number;
@@ -706,7 +711,11 @@ export class ClientSession {
       this.#failClient(new ProxyError(ProxyErrorCode.BAD_HANDSHAKE, 'Bad handshake'), reply);
       return;
     }
-    if (this.#options.requireSecureTransport === true && this.#tls === null) {
+    if (
+      this.#options.requireSecureTransport === true &&
+      this.#tls === null &&
+      this.#options.unixSocket !== true
+    ) {
       // MariaDB refuses a login over an insecure transport under require_secure_transport as a
       // failed login. The server has not seen the login: it gets nothing it would read as one.
       this.#backend.destroy();

@@ -14,6 +14,7 @@ import type { BackendAddress } from './client-session.ts';
 import type { CacheSettings, TlsCredentials } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import { acquirePortLock } from './port-lock.ts';
+import { freeSocketPath } from './socket-path.ts';
 import { checkBackendAtStart, holdsGlobally } from './startup-checks.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
 import { releaseDeadWorker } from './worker-recovery.ts';
@@ -27,6 +28,8 @@ export interface ProxyOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
+  /** A Unix socket to listen on as well, by the first worker (--socket); absent or null: none. */
+  socketPath?: string | null;
   backend: BackendAddress;
   workers: number;
   connectTimeoutMs: number;
@@ -77,6 +80,19 @@ const STABLE_RUN_MS = 10_000;
 const RESTART_FIRST_DELAY_MS = 100;
 const RESTART_MAX_DELAY_MS = 30_000;
 
+/**
+ * The --socket path, made free to bind: a stale socket file (a proxy that did not end cleanly)
+ * goes; one another process accepts on, or a file that is not a socket, is a refused start.
+ */
+async function claimSocketPath(path: string, log: Logger): Promise<void> {
+  const state = await freeSocketPath(path);
+  if (state === 'in-use') throw new Error(`--socket ${path}: another process listens on it`);
+  if (state === 'not-a-socket') {
+    throw new Error(`--socket ${path}: the path exists and is not a socket; nothing is removed`);
+  }
+  if (state === 'removed-stale') log.info(`--socket ${path}: removed a stale socket file`);
+}
+
 /** How long a read of the digests waits for each worker's answer. */
 const DIGESTS_WAIT_MS = 2000;
 
@@ -92,6 +108,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     since: new Date().toISOString(),
   }));
   const port = lock.port;
+  const socketPath = options.socketPath ?? null;
   let adminPrivileges: ReadonlySet<string> | null;
   try {
     adminPrivileges = await checkBackendAtStart({
@@ -101,6 +118,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       connectTimeoutMs: options.connectTimeoutMs,
       log: options.log,
     });
+    if (socketPath !== null) await claimSocketPath(socketPath, options.log);
   } catch (error) {
     await lock.release();
     throw error;
@@ -151,6 +169,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         registryRegion: region,
         host: options.host,
         port,
+        socketPath: index === 0 ? socketPath : null,
         backend: options.backend,
         connectTimeoutMs: options.connectTimeoutMs,
         handshakeTimeoutMs: options.handshakeTimeoutMs,

@@ -29,6 +29,8 @@ export interface WorkerConfig {
   registryRegion: number;
   host: string;
   port: number;
+  /** A Unix socket this worker listens on as well (--socket: the first worker only); or null. */
+  socketPath: string | null;
   backend: BackendAddress;
   connectTimeoutMs: number;
   handshakeTimeoutMs: number;

@@ -4,6 +4,7 @@
  * own sessions. It shares only the invalidation registry.
  */
 import { createServer } from 'node:net';
+import type { Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FollowerStatus } from '../binlog/follower-status.ts';
@@ -17,6 +18,7 @@ import { ClientSession } from './client-session.ts';
 import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
 import { SchemaCatalog } from './schema-catalog.ts';
+import { freeSocketPath } from './socket-path.ts';
 import { SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { WorkerCache } from './statement-router.ts';
 import type { FromWorker, ToWorker, WorkerConfig } from './worker-protocol.ts';
@@ -91,17 +93,22 @@ if (cache !== null && cache.deferTransactions) {
   }, COMMIT_FLUSH_MS).unref();
 }
 
-// Paused on connect: a session reads its client into a buffer of its own (socket-reads.ts).
-const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => {
+/** A client accepted on the TCP port or (`unixSocket`) on the --socket path. */
+function serveClient(socket: Socket, unixSocket: boolean): void {
   if (draining) {
     socket.destroy();
     return;
   }
-  log.debug(`client connected from ${socket.remoteAddress}:${socket.remotePort}`);
+  log.debug(
+    unixSocket
+      ? `client connected on ${config.socketPath}`
+      : `client connected from ${socket.remoteAddress}:${socket.remotePort}`,
+  );
   const session = new ClientSession(socket, {
     backend: config.backend,
     tls: secureContext,
     requireSecureTransport: config.requireSecureTransport,
+    unixSocket,
     log,
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,
@@ -116,7 +123,20 @@ const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) =>
     connectionStats.set(Counter.CLIENTS_CONNECTED, sessions.size);
     if (draining && sessions.size === 0) finish();
   };
-});
+}
+
+// Paused on connect: a session reads its client into a buffer of its own (socket-reads.ts).
+const server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) =>
+  serveClient(socket, false),
+);
+/**
+ * --socket, on the first worker only: a path cannot be bound twice, and a worker thread cannot
+ * hand an accepted connection to another. The main thread freed the path before the start.
+ */
+const socketServer =
+  config.socketPath === null
+    ? null
+    : createServer({ pauseOnConnect: true }, (socket) => serveClient(socket, true));
 
 /**
  * The main thread holds the port lock (see port-lock.ts), so a refusal here is at worst another
@@ -136,11 +156,31 @@ server.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 function listen(): void {
-  server.listen({ host: config.host, port: config.port, reusePort: true }, () =>
+  server.listen({ host: config.host, port: config.port, reusePort: true }, () => {
+    if (socketServer === null) send({ type: 'listening' });
+    else listenOnSocket();
+  });
+}
+listen();
+
+function listenOnSocket(): void {
+  const path = config.socketPath!;
+  socketServer!.once('error', (error: NodeJS.ErrnoException) => {
+    // A first worker started again after a crash may find its predecessor's file still there.
+    if (error.code === 'EADDRINUSE' && ++listenAttempts < LISTEN_RETRIES) {
+      void freeSocketPath(path).then(
+        () => setTimeout(listenOnSocket, LISTEN_RETRY_MS),
+        (cause: Error) => send({ type: 'listen-failed', message: `${path}: ${cause.message}` }),
+      );
+      return;
+    }
+    send({ type: 'listen-failed', message: `${path}: ${error.message}` });
+  });
+  // Anyone on the machine may connect, as to the server's socket: the accounts decide.
+  socketServer!.listen({ path, readableAll: true, writableAll: true }, () =>
     send({ type: 'listening' }),
   );
 }
-listen();
 
 function finish(): void {
   send({ type: 'drained' });
@@ -178,6 +218,7 @@ port.on('message', (message: ToWorker) => {
   if (draining) return;
   draining = true;
   server.close();
+  socketServer?.close();
   cache?.catalog.stop();
   if (sessions.size === 0) {
     finish();

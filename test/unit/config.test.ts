@@ -22,6 +22,7 @@ describe('proxy configuration', () => {
   test('defaults', () => {
     assert.deepEqual(parseProxyConfig([], {}), {
       listen: { host: '127.0.0.1', port: 6033 },
+      socket: null,
       backend: { host: '127.0.0.1', port: 3306 },
       workers: availableParallelism(),
       connectTimeoutMs: 5000,
