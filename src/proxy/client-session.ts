@@ -650,7 +650,7 @@ export class ClientSession {
     } finally {
       this.#backend.uncork();
     }
-    if (!this.#holding && !this.#pausedForAnswers && !this.#draining) this.#client.resume();
+    if (!this.#holding && !this.#pausedForAnswers) this.#client.resume();
   }
 
   /** An answer of the cache's own: the client gets it at once, nothing reaches the server. */
