@@ -20,6 +20,7 @@
 # so the cache probes the session after each, and invalidates everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 seconds=${1:-10}
@@ -55,9 +56,7 @@ start() {
   node "$dir/src/cli/main.ts" proxy --listen 127.0.0.1:0 --backend "$backend" \
     --workers "$workers" --query-cache-size "$size" --admin-user "$admin_user" 2>"$log" &
   pids[$name]=$!
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-  ports[$name]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$log")
-  [ -n "${ports[$name]}" ] || { cat "$log" >&2; exit 1; }
+  ports[$name]=$(listening_port "$log") || exit 1
 }
 
 sb() {
@@ -72,8 +71,6 @@ status() {
   value=$(mariadb -h127.0.0.1 -P"$1" -uroot -Nse "SHOW GLOBAL STATUS LIKE '$2'" | awk '{ print $2 }')
   echo "${value:-0}"
 }
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 mariadb -h"$host" -P"$port" -uroot -e "CREATE DATABASE IF NOT EXISTS $db"
 rows=$(mariadb -h"$host" -P"$port" -uroot -Nse "SELECT COUNT(*) FROM $db.sbtest1" 2>/dev/null || echo 0)
@@ -88,9 +85,7 @@ start_floor() {
   logs+=("$log")
   node bench/node-floor.ts 0 >"$log" 2>&1 &
   pids[floor]=$!
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-  ports[floor]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
-  [ -n "${ports[floor]}" ] || { cat "$log" >&2; exit 1; }
+  ports[floor]=$(listening_port "$log") || exit 1
 }
 start_floor
 start relay . 0

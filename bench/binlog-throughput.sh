@@ -8,6 +8,7 @@
 # WORKERS (default 2), TABLE_SIZE (default 10000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 rounds=${1:-3}
 seconds=${2:-10}
@@ -43,9 +44,7 @@ start() {
   node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" --workers "$workers" \
     --admin-user root --binlog "$mode" 2>"$log" &
   pids[$name]=$!
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-  ports[$name]=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$log")
-  [ -n "${ports[$name]}" ] || { cat "$log" >&2; exit 1; }
+  ports[$name]=$(listening_port "$log") || exit 1
 }
 
 sb() {

@@ -17,6 +17,7 @@
 # ratio column says how nearly); the cache target is then called "fill".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 seconds=${1:-10}
@@ -60,10 +61,8 @@ start() {
   (cd "$dir" && exec "$@") >"$log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
   local listen_port
-  listen_port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
-  [ -n "$listen_port" ] || { cat "$log" >&2; exit 1; }
+  listen_port=$(listening_port "$log") || exit 1
   printf -v "${name}_pid" %s "$pid"
   printf -v "${name}_port" %s "$listen_port"
 }
@@ -99,11 +98,9 @@ sb() {
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" --threads="$threads" \
     --db-ps-mode="$mode" --rand-type="$rand_type" --time="$time" run
 }
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hits() {
   mariadb -h127.0.0.1 -P"$1" -uroot -Nse "SHOW GLOBAL STATUS LIKE 'Qcache_hits'" | awk '{ print $2 }'
 }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores, oltp_point_select, $threads threads, $table_size rows, ${seconds}s per run, $rounds round(s), proxy workers: $workers"
 echo

@@ -10,6 +10,7 @@
 # WORKERS (proxy worker threads, default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 seconds=${1:-10}
@@ -29,9 +30,7 @@ node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" --workers "
   --query-cache-size 0 2>"$log" &
 proxy_pid=$!
 trap 'kill $proxy_pid 2>/dev/null; wait $proxy_pid 2>/dev/null; rm -f "$log"' EXIT
-for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-proxy_port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$log")
-[ -n "$proxy_port" ] || { cat "$log" >&2; exit 1; }
+proxy_port=$(listening_port "$log") || exit 1
 
 # sb PORT THREADS WORKLOAD COMMAND [options]
 sb() {
@@ -42,9 +41,6 @@ sb() {
     "$@" "$command"
 }
 
-# Clock ticks of CPU (user + system) the proxy process has used, all its threads included.
-proxy_ticks() { awk '{ print $14 + $15 }' "/proc/$proxy_pid/stat"; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 mariadb -h"$host" -P"$port" -uroot -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
 sb "$port" 4 oltp_read_only prepare >/dev/null
@@ -65,9 +61,9 @@ for workload in $workloads; do
         direct_tps=$(echo "$out" | awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }')
         direct_qps=$(echo "$out" | awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }')
       else
-        before=$(proxy_ticks)
+        before=$(ticks "$proxy_pid")
         out=$(sb "$proxy_port" "$threads" "$workload" run --time="$seconds" --db-ps-mode=disable)
-        after=$(proxy_ticks)
+        after=$(ticks "$proxy_pid")
         proxy_tps=$(echo "$out" | awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }')
         proxy_qps=$(echo "$out" | awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }')
         queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')

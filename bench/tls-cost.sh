@@ -15,6 +15,7 @@
 # Environment: THREADS (default 8), TABLE_SIZE (default 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 seconds=${1:-10}
@@ -63,10 +64,8 @@ start() {
   "$@" >"$log" 2>&1 &
   local pid=$!
   pids+=("$pid")
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
   local listen_port
-  listen_port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
-  [ -n "$listen_port" ] || { cat "$log" >&2; exit 1; }
+  listen_port=$(listening_port "$log") || exit 1
   printf -v "${name}_pid" %s "$pid"
   printf -v "${name}_port" %s "$listen_port"
 }
@@ -94,8 +93,6 @@ sb() {
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" --threads="$threads" \
     --db-ps-mode=disable --mysql-ssl="$(ssl_of "$target")" --time="$time" run)
 }
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 # Every key cached before measuring.
 sb hit 3 >/dev/null

@@ -8,13 +8,13 @@
 #   BASELINE_DIR=<checkout> bash bench/transaction-compare.sh [seconds] [rounds] [workload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 secs=${1:-10}; rounds=${2:-2}; wl=${3:-oltp_read_only}
 base_dir=${BASELINE_DIR:?BASELINE_DIR: a second nicecache checkout to compare with}
 export PATH="$PWD/node_modules/.bin:$PATH"
 srv=$(pgrep -x mariadbd | head -1)
 declare -A pid port
 trap 'kill "${pid[@]}" 2>/dev/null || true' EXIT
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 i=0
 for name in new base; do
   dir=.; [ $name = base ] && dir=$base_dir
@@ -23,7 +23,6 @@ for name in new base; do
   pid[$name]=$!; port[$name]=$p
 done
 sleep 2
-ticks() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 echo "| round | target | tps | proxy µs/txn | server µs/txn | server SELECT/txn |"
 for r in $(seq 1 $rounds); do
   order="new base"; [ $((r % 2)) = 0 ] && order="base new"

@@ -1,0 +1,17 @@
+# What the bench scripts share; sourced by them (`. bench/lib.sh` from the repository's root),
+# never run on its own.
+
+# listening_port LOG: waits up to 10 s for the "listening on HOST:PORT" line a proxy or the Node
+# floor writes to LOG, and prints the port; without one, prints LOG to stderr and fails.
+listening_port() {
+  local log=$1 port
+  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+  [ -n "$port" ] || { cat "$log" >&2; return 1; }
+  echo "$port"
+}
+
+# ticks PID: the CPU time (user + system) process PID has used so far, every thread included,
+# in clock ticks; tick_us is a tick in microseconds.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
