@@ -4,6 +4,7 @@
  * again (about 0.7 µs). What a text means depends on sql_mode and the server, so those are part
  * of the memo's key; the memo is bounded and simply emptied when full.
  */
+import { createHash } from 'node:crypto';
 import { Doorkeeper } from '../cache/doorkeeper.ts';
 import type { DigestRecord } from '../cache/statement-digests.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
@@ -17,6 +18,8 @@ import type { ExecutionPrefix } from './execution-keys.ts';
 const MAX_ENTRIES = 20_000;
 /** Statement shapes kept, all modes together; emptied when full, as the memo is. */
 const MAX_SHAPES = 5_000;
+/** Session digests remembered before the table starts over. */
+const MAX_SESSION_KEYS = 10_000;
 /**
  * The doorkeeper's size: well above MAX_ENTRIES, so texts that repeat rarely collide with
  * one-time ones. It forgets after DOORKEEPER_RESET memo misses, before it fills up.
@@ -254,8 +257,11 @@ export class StatementMemo {
 }
 
 /**
- * Session digests (everything a result depends on besides the statement) interned to short ids,
- * so a cache key is the id and the statement text, not the whole digest every time.
+ * Session digests (everything a result depends on besides the statement) made short ids, so a
+ * cache key is the id and the statement text, not the whole digest every time. The store is
+ * every worker's, so an id must name the same digest in each: it is the digest's SHA-256, cut
+ * to 96 bits (a collision, which would share results between sessions that differ, wants about
+ * 2^48 digests), and remembered here so a digest is hashed once per worker.
  */
 export class SessionKeys {
   readonly #ids = new Map<string, string>();
@@ -263,7 +269,8 @@ export class SessionKeys {
   idOf(digest: string): string {
     let id = this.#ids.get(digest);
     if (id === undefined) {
-      id = this.#ids.size.toString(36);
+      id = createHash('sha256').update(digest).digest('base64url').slice(0, 16);
+      if (this.#ids.size >= MAX_SESSION_KEYS) this.#ids.clear();
       this.#ids.set(digest, id);
     }
     return id;
