@@ -57,13 +57,8 @@ export const Counter = {
   CLIENTS_CONNECTED: 18,
   /** Clients told the server could not be reached (connect, greeting or early loss). */
   BACKEND_UNREACHABLE: 19,
-  /**
-   * Not a count: the registry sequence this worker's store was last swept through (no result
-   * that a write finished by then made stale is left in it), for SHOW STATUS to wait on.
-   */
-  SWEPT_THROUGH: 20,
 } as const;
-const COUNTERS = 21;
+const COUNTERS = 20;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {
@@ -104,7 +99,6 @@ const GAUGES: ReadonlySet<number> = new Set([
   Counter.QUERIES_IN_CACHE,
   Counter.BYTES_USED,
   Counter.CLIENTS_CONNECTED,
-  Counter.SWEPT_THROUGH,
 ]);
 
 export type CounterName = keyof typeof Counter;
@@ -140,11 +134,6 @@ export class CacheStats {
 
   set(counter: number, value: number): void {
     this.#words[this.#base + counter] = value;
-  }
-
-  /** Zeroes a gauge in every worker's region (RESET QUERY CACHE empties every store). */
-  zeroEverywhere(counter: number): void {
-    for (let w = 0; w < this.workers; w++) this.#words[w * WORDS_PER_WORKER + counter] = 0;
   }
 
   bypass(reason: number): void {

@@ -32,9 +32,13 @@
  * oltp_read_write key is read again, but after the next write to its table), and a doorkeeper
  * that stores a key only from its second miss costs every key one more miss: on oltp_read_only
  * (sysbench's special distribution, a hot 1% and a long tail of rows read a few times each) that
- * is the tail's hits lost, while the table scores decline nothing there. The scores are this worker's own (plain
- * typed-array writes, nothing shared, nothing on the registry's words that every hit reads):
- * they judge this worker's store, which is the one that pays for the copies.
+ * is the tail's hits lost, while the table scores decline nothing there.
+ *
+ * The scores judge the store every worker shares, so they are shared too (one byte per registry
+ * slot in a SharedArrayBuffer of their own, not on the registry's words that every hit reads): a
+ * result is credited by the first hit of any worker and debited by whichever worker drops it.
+ * They are written with plain reads and writes: two workers changing one score at once may lose
+ * one of the changes, which a bounded estimate of this kind does not notice.
  *
  * Admission only ever declines to store: what is served is decided by the registry as before.
  */
@@ -52,11 +56,22 @@ export const PROBE_EVERY = 16;
 export class FillAdmission {
   readonly #scores: Int8Array;
   readonly #mask: number;
+  /** This worker's declines, for its probes. */
   #declined = 0;
 
-  /** `slots` is the invalidation registry's slot count (a power of two). */
-  constructor(slots: number) {
-    this.#scores = new Int8Array(slots);
+  /** Scores for `slots` registry slots (a power of two), to give every worker. */
+  static allocate(slots: number): SharedArrayBuffer {
+    return new SharedArrayBuffer(slots);
+  }
+
+  /**
+   * `slots` is the invalidation registry's slot count (a power of two); `scores` the shared
+   * scores (allocate), or absent for scores of this thread's own.
+   */
+  constructor(slots: number, scores?: SharedArrayBuffer) {
+    this.#scores = new Int8Array(scores ?? FillAdmission.allocate(slots));
+    if (this.#scores.length !== slots)
+      throw new RangeError(`admission scores for ${this.#scores.length} slots, not ${slots}`);
     this.#mask = slots - 1;
   }
 
@@ -104,7 +119,7 @@ export class FillAdmission {
     return this.#scores[slot & this.#mask]!;
   }
 
-  /** RESET QUERY CACHE: start again with no history. */
+  /** RESET QUERY CACHE: start again with no history (every worker's scores). */
   reset(): void {
     this.#scores.fill(0);
     this.#declined = 0;

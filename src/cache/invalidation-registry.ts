@@ -67,13 +67,6 @@ const SLOTS = 7;
  * behind its lag bound): no result is served or stored. Zero without a follower.
  */
 const WRITES_UNSEEN = 8;
-/**
- * Bumped by a worker about to answer SHOW STATUS: every worker then sweeps the stale results out
- * of its store, so that Qcache_queries_in_cache counts none.
- */
-const SWEEPS_ASKED = 9;
-/** Bumped by a worker when it has swept its whole store. */
-const SWEEPS_DONE = 10;
 
 function workerRegionWords(slots: number): number {
   return WORKER_HEADER_WORDS + CONNECTION_CAPACITY + slots;
@@ -302,38 +295,6 @@ export class InvalidationRegistry {
    */
   schemaVersionChange(version: number, timeoutMs: number): Promise<unknown> {
     return this.#change(SCHEMA_VERSION, version, timeoutMs);
-  }
-
-  // --- sweeps asked for by SHOW STATUS ------------------------------------------------------
-
-  /** Asks every worker to sweep its store now (see sweepsAsked and sweepAsked). */
-  askSweeps(): void {
-    Atomics.add(this.#words, SWEEPS_ASKED, 1);
-    Atomics.notify(this.#words, SWEEPS_ASKED);
-  }
-
-  sweepsAsked(): number {
-    return Atomics.load(this.#words, SWEEPS_ASKED);
-  }
-
-  /** Resolves once a sweep is asked for after `seen` (sweepsAsked's value), or after `timeoutMs`. */
-  sweepAsked(seen: number, timeoutMs: number): Promise<unknown> {
-    return this.#change(SWEEPS_ASKED, seen, timeoutMs);
-  }
-
-  /** A worker has swept its whole store: whoever waits for it looks again. */
-  sweepDone(): void {
-    Atomics.add(this.#words, SWEEPS_DONE, 1);
-    Atomics.notify(this.#words, SWEEPS_DONE);
-  }
-
-  sweepsDone(): number {
-    return Atomics.load(this.#words, SWEEPS_DONE);
-  }
-
-  /** Resolves once a sweep is done after `seen` (sweepsDone's value), or after `timeoutMs`. */
-  sweepDoneAfter(seen: number, timeoutMs: number): Promise<unknown> {
-    return this.#change(SWEEPS_DONE, seen, timeoutMs);
   }
 
   /** Resolves when word `index` no longer holds `value` (at once if it does not), or on time. */

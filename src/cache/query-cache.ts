@@ -1,13 +1,12 @@
 /**
- * One worker's query cache: its own entry store, the registry every worker shares, and the
- * counters. It knows keys, bytes and slots; what goes into a key, and when a statement may use
- * the cache at all, is the session's business.
+ * One worker's view of the query cache: the entry store and the registry every worker shares,
+ * and this worker's counters. It knows keys, bytes and slots; what goes into a key, and when a
+ * statement may use the cache at all, is the session's business.
  */
 import { CacheStats, Counter } from './cache-stats.ts';
 import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
 import { NO_ENTRY, ResultStore } from './result-store.ts';
-import { Flight } from './single-flight.ts';
 import type { QueuedWriter } from './result-store.ts';
 
 export { NO_ENTRY } from './result-store.ts';
@@ -15,10 +14,21 @@ export { NO_ENTRY } from './result-store.ts';
 /** query_cache_type: OFF, ON, or DEMAND (only SQL_CACHE queries). */
 export type QueryCacheType = 0 | 1 | 2;
 
+export interface SharedStore {
+  buffer: SharedArrayBuffer;
+  admission: SharedArrayBuffer;
+  worker: number;
+}
+
 export interface QueryCacheOptions {
   type: QueryCacheType;
-  /** This worker's share of --query-cache-size. */
-  budgetBytes: number;
+  /**
+   * The store every worker shares (ResultStore.allocate), the admission scores that judge it
+   * (FillAdmission.allocate), and this worker's number.
+   */
+  store?: SharedStore;
+  /** Without `store`: --query-cache-size, for a store of this thread's own. */
+  budgetBytes?: number;
   /** --query-cache-limit: larger results are not stored. */
   limitBytes: number;
   /** --query-cache-ttl in ms; 0 keeps results until a write or eviction. */
@@ -31,12 +41,8 @@ export interface QueryCacheOptions {
   sweepIntervalMs?: number;
 }
 
-/** Entries one background sweep looks at: bounded, so a large store never stalls the worker. */
+/** Index buckets one background sweep looks at: bounded, so a large store never stalls. */
 const SWEEP_BATCH = 5000;
-/** Entries a sweep for SHOW STATUS looks at, in the worker that answers and in every other. */
-const STATUS_SWEEP_LIMIT = 100_000;
-/** How long SHOW STATUS waits at most for the other workers' sweeps (one may be busy). */
-export const STATUS_SWEEP_WAIT_MS = 100;
 
 export class QueryCache {
   readonly registry: InvalidationRegistry;
@@ -48,6 +54,9 @@ export class QueryCache {
   readonly admission: FillAdmission;
   #clearCount: number;
   #evictions = 0;
+  /** This worker's gauges when it started (see the constructor). */
+  readonly #sizeBase: number;
+  readonly #bytesBase: number;
   /** The registry's sequence when the last complete pass over the store began. */
   #sweptAt: number | null = null;
   /** The registry's sequence when the pass under way began. */
@@ -63,73 +72,47 @@ export class QueryCache {
     this.stats = stats;
     this.type = options.type;
     this.limitBytes = options.limitBytes;
-    this.#store = new ResultStore({ budgetBytes: options.budgetBytes, ttlMs: options.ttlMs });
-    this.admission = new FillAdmission(registry.slots);
+    this.#store = new ResultStore({
+      buffer: options.store?.buffer,
+      worker: options.store?.worker,
+      budgetBytes: options.budgetBytes,
+      ttlMs: options.ttlMs,
+    });
+    // A worker started in a dead one's place carries on its share of the gauges: the entries
+    // the dead one stored are still in the store.
+    this.#sizeBase = stats.of(stats.worker, Counter.QUERIES_IN_CACHE);
+    this.#bytesBase = stats.of(stats.worker, Counter.BYTES_USED);
+    this.admission = new FillAdmission(registry.slots, options.store?.admission);
     this.#clearCount = registry.clearCount();
     const interval = options.sweepIntervalMs ?? 0;
     if (interval > 0) {
-      setInterval(() => this.sweep(SWEEP_BATCH), interval).unref();
-      this.#answerSweepsAsked(registry.sweepsAsked());
+      setInterval(() => {
+        this.sweep(SWEEP_BATCH);
+        this.#store.releaseDrainedPins();
+      }, interval).unref();
     }
   }
 
-  /** Sweeps when SHOW STATUS in any worker asks (see sweepsPending), from now on. */
-  #answerSweepsAsked(seen: number): void {
-    void this.registry.sweepAsked(seen, Infinity).then(() => {
-      const asked = this.registry.sweepsAsked();
-      this.sweepForStatus();
-      this.#answerSweepsAsked(asked);
-    });
-  }
-
   /**
-   * Drops the results the writes finished so far made stale (up to STATUS_SWEEP_LIMIT entries a
-   * pass), for SHOW STATUS. A pass already under way began before the latest writes: it ends
-   * first, and one more covers them.
+   * Drops every result the writes finished so far made stale, for SHOW STATUS: the store is
+   * every worker's, so one whole pass here covers them all.
    */
   sweepForStatus(): void {
-    const target = this.registry.sequence();
-    this.sweep(STATUS_SWEEP_LIMIT);
-    const sweptAt = this.#sweptAt;
-    if (sweptAt === null || ((sweptAt - target) | 0) < 0) this.sweep(STATUS_SWEEP_LIMIT);
-  }
-
-  /**
-   * Before SHOW STATUS counts the results in every worker's store: null when each other worker
-   * has swept out those made stale by the writes finished so far; otherwise they are asked to,
-   * and the flight returned lands when they have (or after STATUS_SWEEP_WAIT_MS).
-   */
-  sweepsPending(): Flight | null {
-    const target = this.registry.sequence();
-    if (this.#othersSweptThrough(target)) return null;
-    const flight = new Flight(0);
-    const watch = (seen: number): void => {
-      void this.registry.sweepDoneAfter(seen, STATUS_SWEEP_WAIT_MS).then(() => {
-        if (flight.expired) return;
-        const done = this.registry.sweepsDone();
-        if (this.#othersSweptThrough(target)) flight.land();
-        else if (done !== seen) watch(done);
-      });
-    };
-    watch(this.registry.sweepsDone());
-    this.registry.askSweeps();
-    return flight;
-  }
-
-  #othersSweptThrough(sequence: number): boolean {
-    const stats = this.stats;
-    for (let worker = 0; worker < stats.workers; worker++) {
-      // Sequences wrap: compared by their difference, as the registry does.
-      const behind = ((stats.of(worker, Counter.SWEPT_THROUGH) - sequence) | 0) < 0;
-      if (worker !== stats.worker && behind) return false;
+    this.#followClears();
+    const sequence = this.registry.sequence();
+    if (this.#sweptAt !== sequence) {
+      this.#store.sweepWhole(this.#isDead);
+      this.#sweptAt = sequence;
+      this.#passFrom = null;
     }
-    return true;
+    this.#updateGauges();
   }
 
   /**
    * Drops up to `limit` results that no one can be served any more (a write finished on one of
-   * their tables), continuing where the last sweep stopped; nothing to do while no write has
-   * finished since the last full pass. Off the hot path: a timer, and SHOW STATUS.
+   * their tables), continuing where the last sweep of any worker stopped; nothing to do while
+   * no write has finished since this worker's last full pass. Off the hot path: a timer, and
+   * SHOW STATUS.
    */
   sweep(limit: number): void {
     this.#followClears();
@@ -139,10 +122,6 @@ export class QueryCache {
     if (this.#store.sweep(this.#isDead, limit)) {
       this.#sweptAt = this.#passFrom;
       this.#passFrom = null;
-      this.#updateGauges();
-      this.stats.set(Counter.SWEPT_THROUGH, this.#sweptAt);
-      this.registry.sweepDone();
-      return;
     }
     this.#updateGauges();
   }
@@ -234,19 +213,18 @@ export class QueryCache {
     return true;
   }
 
-  /** RESET QUERY CACHE: empties every worker's store. */
+  /** RESET QUERY CACHE: empties the store, and every worker forgets what it learned of fills. */
   clear(): void {
     this.registry.clearAll();
-    // The other workers empty their stores at their next lookup; their gauges say so at once.
-    this.stats.zeroEverywhere(Counter.QUERIES_IN_CACHE);
-    this.stats.zeroEverywhere(Counter.BYTES_USED);
     this.#followClears();
   }
 
+  /** Results in the store, every worker's. */
   get size(): number {
     return this.#store.size;
   }
 
+  /** The whole store's budget (--query-cache-size). */
   get budgetBytes(): number {
     return this.#store.budgetBytes;
   }
@@ -256,8 +234,8 @@ export class QueryCache {
     if (count === this.#clearCount) return;
     this.#clearCount = count;
     this.#passFrom = null;
-    this.#store.clear();
-    this.admission.reset();
+    // The worker that empties the store forgets the scores; the others find both done.
+    if (this.#store.clearFor(count)) this.admission.reset();
     this.#updateGauges();
   }
 
@@ -293,7 +271,8 @@ export class QueryCache {
       this.stats.add(Counter.LOWMEM_PRUNES, evictions - this.#evictions);
       this.#evictions = evictions;
     }
-    this.stats.set(Counter.QUERIES_IN_CACHE, this.#store.size);
-    this.stats.set(Counter.BYTES_USED, this.#store.bytesUsed);
+    // Each worker counts what it added and removed; their sum is the store's.
+    this.stats.set(Counter.QUERIES_IN_CACHE, this.#sizeBase + this.#store.sizeHere);
+    this.stats.set(Counter.BYTES_USED, this.#bytesBase + this.#store.bytesHere);
   }
 }

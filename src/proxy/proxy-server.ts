@@ -8,6 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { FillAdmission } from '../cache/fill-admission.ts';
+import { ResultStore } from '../cache/result-store.ts';
 import { mergeDigests } from '../cache/statement-digests.ts';
 import type { DigestRow } from '../cache/statement-digests.ts';
 import type { BackendAddress } from './client-session.ts';
@@ -137,6 +139,19 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const registryBuffer = InvalidationRegistry.allocate(undefined, 2 * options.workers + 1);
   const registry = new InvalidationRegistry(registryBuffer);
   const statsBuffer = CacheStats.allocate(options.workers);
+  // One store for every worker: a result one stored is a hit in all of them.
+  const cacheStore =
+    options.cache !== null && options.cache.sizeBytes !== 0
+      ? {
+          buffer: ResultStore.allocate(options.cache.sizeBytes, options.workers),
+          admission: FillAdmission.allocate(registry.slots),
+        }
+      : null;
+  /** The main thread's view of the store: it puts things right when a worker dies. */
+  const storeKeeper =
+    cacheStore === null
+      ? null
+      : new ResultStore({ buffer: cacheStore.buffer, worker: options.workers });
   const followerStatusBuffer = FollowerStatus.allocate();
   const binlog = options.binlog ?? { mode: 'off', maxLagMs: 1000, serverId: null };
   const follows = options.cache !== null && options.cache.sizeBytes !== 0 && binlog.mode !== 'off';
@@ -174,6 +189,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         connectTimeoutMs: options.connectTimeoutMs,
         handshakeTimeoutMs: options.handshakeTimeoutMs,
         registry: registryBuffer,
+        cacheStore,
         stats: statsBuffer,
         followerStatus: followerStatusBuffer,
         workers: options.workers,
@@ -213,6 +229,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       byIndex.set(index, worker);
       worker.on('exit', (code) => {
         workers.delete(worker);
+        // Its pins go; a change it died in the middle of empties the store.
+        storeKeeper?.recoverAfterExit(index);
         if (byIndex.get(index) === worker) byIndex.delete(index);
         if (closing) return;
         void restart(index, code, Date.now() - startedAt);

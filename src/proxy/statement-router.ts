@@ -9,7 +9,7 @@
  */
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import { Bypass, Counter } from '../cache/cache-stats.ts';
-import { NO_ENTRY, STATUS_SWEEP_WAIT_MS } from '../cache/query-cache.ts';
+import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
@@ -1249,8 +1249,6 @@ export class StatementRouter {
     }
     const restore = this.#restoreFoundRows(info);
     if (restore !== null) return restore;
-    const sweeps = this.#statusSweepWait(info);
-    if (sweeps !== null) return sweeps;
     if (info.control?.kind === 'show-status') {
       return this.#withStatus(this.#forward(Command.QUERY, info, null, false), info, false);
     }
@@ -1288,20 +1286,6 @@ export class StatementRouter {
       Command.QUERY,
     );
     return info.control === null ? route : this.#withStatus(route, info, false);
-  }
-
-  /**
-   * SHOW STATUS, or a read of information_schema's status tables, counts the results in every
-   * worker's store: it waits (once, and briefly) until the other workers have dropped those that
-   * writes finished so far made stale. Null: no need, or already waited.
-   */
-  #statusSweepWait(info: StatementInfo): Route | null {
-    const kind = info.control?.kind;
-    if ((kind !== 'show-status' && kind !== 'status-table') || this.#cache.type === 0) return null;
-    if (this.#waited) return null;
-    const flight = this.#cache.sweepsPending();
-    if (flight === null) return null;
-    return { action: 'wait', flight, maxWaitMs: STATUS_SWEEP_WAIT_MS, metadata: false };
   }
 
   /**

@@ -2,8 +2,8 @@
  * The values SHOW STATUS reports for the query cache: the server's Qcache_* names with the
  * proxy-wide totals, and nicecache's own counters that explain what was not cached and why.
  * Counters count from the last FLUSH STATUS, as the server's do; the gauges say how the cache is
- * now, so this worker first drops the results a write has made stale (the other workers have
- * done so before the statement was sent: see QueryCache.sweepsPending).
+ * now, so this worker first drops the results a write has made stale from the store every worker
+ * shares.
  */
 import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
 import type { QueryCache } from '../cache/query-cache.ts';
@@ -15,7 +15,7 @@ export function statusValues(cache: QueryCache, follower: FollowerStatus | null)
   const stats = cache.stats;
   const shown = (counter: number): string => String(stats.shown(counter));
   const inCache = stats.total(Counter.QUERIES_IN_CACHE);
-  const budget = cache.budgetBytes * stats.workers;
+  const budget = cache.budgetBytes;
   const serverNamed: Array<readonly [string, string]> = [
     ['Qcache_free_blocks', '0'],
     ['Qcache_free_memory', String(Math.max(0, budget - stats.total(Counter.BYTES_USED)))],
@@ -43,6 +43,9 @@ export function statusValues(cache: QueryCache, follower: FollowerStatus | null)
     ['Qcache_transaction_conflicts', shown(Counter.TRANSACTION_CONFLICTS)],
     ['Qcache_commits_deferred', shown(Counter.COMMITS_DEFERRED)],
     ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
+    // Which worker thread serves this connection: every worker shares the store, but not its
+    // statement memo, single flights or admission, which is where a workload may differ.
+    ['Nicecache_worker', String(stats.worker)],
     ...BYPASS_NAMES.map(
       (name, index) => [`Qcache_bypass_${name}`, String(stats.shownBypass(index))] as const,
     ),

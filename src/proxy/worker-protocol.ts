@@ -11,7 +11,7 @@ import type { LogFormat } from './log.ts';
 /** The query cache's options, as given to the proxy. */
 export interface CacheSettings {
   type: QueryCacheType;
-  /** --query-cache-size for the whole proxy; each worker gets an equal share. */
+  /** --query-cache-size for the whole proxy: one store every worker shares. */
   sizeBytes: number;
   limitBytes: number;
   ttlMs: number;
@@ -35,6 +35,8 @@ export interface WorkerConfig {
   connectTimeoutMs: number;
   handshakeTimeoutMs: number;
   registry: SharedArrayBuffer;
+  /** The query cache's store and admission scores, every worker's; null with the cache off. */
+  cacheStore: { buffer: SharedArrayBuffer; admission: SharedArrayBuffer } | null;
   stats: SharedArrayBuffer;
   /** What SHOW STATUS tells of the binlog follower (see binlog/follower-status.ts). */
   followerStatus: SharedArrayBuffer;

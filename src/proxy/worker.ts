@@ -38,13 +38,13 @@ const STALE_SWEEP_INTERVAL_MS = 200;
 
 function createCache(): WorkerCache | null {
   const settings = config.cache;
-  if (settings === null || settings.sizeBytes === 0) return null;
+  if (settings === null || settings.sizeBytes === 0 || config.cacheStore === null) return null;
   const catalog = new SchemaCatalog(registry, config.backend, settings.admin, log);
   catalog.warmUp();
   return {
     cache: new QueryCache(registry, new CacheStats(config.stats, config.index), {
       type: settings.type,
-      budgetBytes: Math.floor(settings.sizeBytes / config.workers),
+      store: { ...config.cacheStore, worker: config.index },
       limitBytes: settings.limitBytes,
       ttlMs: settings.ttlMs,
       sweepIntervalMs: STALE_SWEEP_INTERVAL_MS,

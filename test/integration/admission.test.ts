@@ -72,10 +72,13 @@ describe('admission', () => {
       await a.query(READ_CALM);
       await a.query(READ_CALM);
       await run.expect({ hits: 1, inserts: 1, admission_declined: 0 }, 'a re-read table');
-      // Each worker judges its own store: the other one has no reason to decline.
+      // One store, one judgement: the other worker declines the table's fills as well.
       await b.query(READ_HOT);
       await b.query(READ_HOT);
-      await run.expect({ hits: 1, inserts: 1, admission_declined: 0 }, 'the other worker');
+      await run.expect(
+        { hits: 0, inserts: 0, admission_declined: 2 },
+        'the other worker, which never stored the table',
+      );
 
       // The writes stopped. All but one declined miss in PROBE_EVERY are relayed; the probe is
       // stored, and served... (two of those misses were declined above)

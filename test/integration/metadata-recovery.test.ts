@@ -59,12 +59,20 @@ const ER_UNKNOWN_COM_ERROR = 1047;
 const READ_T = 'SELECT id, v FROM t ORDER BY id';
 const READ_OTHER = 'SELECT id FROM other';
 
+/**
+ * `sql` (a SELECT ... FROM) with a column naming `worker`: the workers share one store, so each
+ * reads a result of its own to show that it can store one as well as serve it.
+ */
+function onWorker(sql: string, worker: number): string {
+  return sql.replace(' FROM ', `, ${worker} AS worker FROM `);
+}
+
 /** Through the proxy: a read is stored by its first run and served by its second, on `worker`. */
 async function cachedOn(run: Run, worker: number, sql: string, label: string): Promise<void> {
   const session = await run.session(`reader on worker ${worker}`, { worker });
   await run.baseline();
-  await session.query(sql);
-  await session.query(sql);
+  await session.query(onWorker(sql, worker));
+  await session.query(onWorker(sql, worker));
   await run.expect({ bypass_unknown_table: 0, inserts: 1, hits: 1 }, label);
 }
 
@@ -97,9 +105,9 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
         await a.command('COM_REFRESH', REFRESH, user === PLAIN_USER ? 1227 : undefined);
         await run.expect({ invalidations_all: 1 }, 'COM_REFRESH invalidates everything');
         // The very next reads, on both workers: stored again at once, then served.
-        for (const session of [a, b]) {
-          await session.query(READ_T);
-          await session.query(READ_T);
+        for (const [worker, session] of [a, b].entries()) {
+          await session.query(onWorker(READ_T, worker));
+          await session.query(onWorker(READ_T, worker));
         }
         await run.expect(
           { bypass_unknown_table: 0, inserts: 2, hits: 2 },
@@ -191,8 +199,9 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
         await run.baseline();
         // At once, no settling: the other worker first, then the one that ran the DDL.
         for (const session of [otherSession, ddlSession]) {
-          await session.query(`SELECT v FROM ${name}`);
-          await session.query(`SELECT v FROM ${name}`);
+          const sql = onWorker(`SELECT v FROM ${name}`, session === a ? 0 : 1);
+          await session.query(sql);
+          await session.query(sql);
         }
         await run.expect(
           { bypass_unknown_table: 0, inserts: 2, hits: 2 },

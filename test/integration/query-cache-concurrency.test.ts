@@ -13,6 +13,8 @@
  * 3. A writer whose client leaves while its UPDATE still runs on the server (a short UPDATE, and
  *    one that waits long for a lock), and a write whose backend
  *    connection the server ends.
+ * 4. One store for every worker: a result stored through either worker is a hit through the
+ *    other.
  *
  * Tables are created on the server directly before the proxy starts, so that every worker's
  * schema metadata knows them from the start.
@@ -296,12 +298,10 @@ describe('query cache under concurrent writes (2 workers)', () => {
   };
 
   /**
-   * Opens lean connections through the proxy and finds out which worker each one landed on:
-   * each worker has its own store, so a result stored through the first connection is a hit
-   * for a connection of the same worker only. Worker 0 is the first connection's. Returns
-   * `count` connections with at least `least[w]` on worker w, opening more when the kernel put
-   * too few on one worker, and waits until both workers' metadata is loaded. They are closed
-   * when the test ends.
+   * Opens lean connections through the proxy and finds out which worker each one landed on
+   * (SHOW STATUS tells, as Nicecache_worker). Returns `count` connections with at least
+   * `least[w]` on worker w, opening more when the kernel put too few on one worker, and waits
+   * until both workers' metadata is loaded. They are closed when the test ends.
    */
   async function openSpread(
     t: TestContext,
@@ -311,25 +311,24 @@ describe('query cache under concurrent writes (2 workers)', () => {
     // Each test starts from an empty cache, without what admission learnt from the tests before
     // (the workload test writes t all the time: its results would no longer be stored).
     await statusClient.rows('RESET QUERY CACHE');
-    const reference = await MysqlConnection.connect(viaProxy());
-    const placed: Placed[] = [{ connection: reference, client: textClient(reference), worker: 0 }];
+    const placed: Placed[] = [];
     t.after(() => placed.forEach((entry) => entry.connection.close()));
-    await warmUp(placed[0]!.client);
-    let otherWarm = false;
+    const warm = [false, false];
     const onWorker = (worker: number): number =>
       placed.filter((entry) => entry.worker === worker).length;
     while (placed.length < count || onWorker(0) < least[0] || onWorker(1) < least[1]) {
       assert.ok(placed.length < count + 40, 'the kernel puts connections on both workers');
       const connection = await MysqlConnection.connect(viaProxy());
       const client = textClient(connection);
-      const sql = uniqueSelect('which');
-      await placed[0]!.client.rows(sql);
-      const worker = (await hitsDuring(() => client.rows(sql))) === 1 ? 0 : 1;
-      if (worker === 1 && !otherWarm) {
-        await warmUp(client);
-        otherWarm = true;
-      }
+      const [[, index]] = (await client.rows("SHOW STATUS LIKE 'Nicecache_worker'")) as [
+        [string, string],
+      ];
+      const worker = index === '0' ? 0 : 1;
       placed.push({ connection, client, worker });
+      if (!warm[worker]) {
+        await warmUp(client);
+        warm[worker] = true;
+      }
     }
     const kept: Placed[] = [];
     for (const worker of [0, 1] as const) {
@@ -817,6 +816,26 @@ describe('query cache under concurrent writes (2 workers)', () => {
         assert.equal(again.used.hits, 1);
       }
       locker.close();
+    }
+  });
+
+  test('a result stored through one worker is a hit through the other (one store for all)', async (t) => {
+    const placed = await openSpread(t, 2, [1, 1]);
+    const first = placed.find((entry) => entry.worker === 0)!;
+    const second = placed.find((entry) => entry.worker === 1)!;
+    for (const [filler, reader] of [
+      [first, second],
+      [second, first],
+    ] as const) {
+      const sql = uniqueSelect(`shared ${filler.worker}`);
+      const filled = await filler.client.rows(sql);
+      let rows: Rows = [];
+      assert.equal(
+        await hitsDuring(async () => (rows = await reader.client.rows(sql))),
+        1,
+        `stored through worker ${filler.worker}, read through worker ${reader.worker}`,
+      );
+      assert.deepEqual(rows, filled);
     }
   });
 
