@@ -8,9 +8,11 @@
 #
 # Environment: BACKEND (default 127.0.0.1:3306), WORKERS_LIST (default "1 2 4 8"), THREADS
 # (default 32, so every worker gets connections), TABLE_SIZE (default 200000), CACHE (default 16M),
-# PS_MODE (default disable).
+# PS_MODE (default disable), OTHER (a second nicecache checkout, e.g. the previous release: run
+# right after this one at each worker count, side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 seconds=${1:-20}
@@ -57,15 +59,16 @@ fi
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), $(nproc) cores, oltp_point_select --db-ps-mode=$ps_mode, $threads threads, $table_size rows, cache $cache, ${warmup}s warm-up + ${seconds}s measured per worker count"
 echo
-echo "| workers | qps | hits | server SELECTs | hit ratio | entries cached |"
-echo "|---|---|---|---|---|---|"
+echo "| checkout | workers | qps | hits | server SELECTs | hit ratio | entries cached |"
+echo "|---|---|---|---|---|---|---|"
+checkouts=.
+[ -n "${OTHER:-}" ] && checkouts=". $OTHER"
 for workers in $workers_list; do
-  node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" --workers "$workers" \
-    --query-cache-size "$cache" 2>"$log" &
+for checkout in $checkouts; do
+  node "$checkout/src/cli/main.ts" proxy --listen 127.0.0.1:0 --backend "$backend" \
+    --workers "$workers" --query-cache-size "$cache" 2>"$log" &
   proxy_pid=$!
-  for _ in $(seq 1 100); do grep -q 'listening on' "$log" && break; sleep 0.1; done
-  proxy_port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$log")
-  [ -n "$proxy_port" ] || { cat "$log" >&2; exit 1; }
+  proxy_port=$(listening_port "$log")
   sb "$proxy_port" run --threads="$threads" --time="$warmup" --db-ps-mode="$ps_mode" >/dev/null
   hits_before=$(status "$proxy_port" Qcache_hits)
   selects_before=$(status "$port" Com_select)
@@ -75,7 +78,10 @@ for workers in $workers_list; do
   selects=$(($(status "$port" Com_select) - selects_before))
   entries=$(status "$proxy_port" Qcache_queries_in_cache)
   qps=$(echo "$out" | awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }')
-  awk -v w="$workers" -v q="$qps" -v h="$hits" -v s="$selects" -v e="$entries" \
-    'BEGIN { printf "| %d | %.0f | %d | %d | %.1f%% | %d |\n", w, q, h, s, 100 * h / (h + s), e }'
+  name=this
+  [ "$checkout" = . ] || name=$(basename "$checkout")
+  awk -v c="$name" -v w="$workers" -v q="$qps" -v h="$hits" -v s="$selects" -v e="$entries" \
+    'BEGIN { printf "| %s | %d | %.0f | %d | %d | %.1f%% | %d |\n", c, w, q, h, s, 100 * h / (h + s), e }'
   stop_proxy
+done
 done
