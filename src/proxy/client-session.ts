@@ -179,6 +179,8 @@ export class ClientSession {
   readonly #options: SessionOptions;
   #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
+  /** What the backend framer is framing now: the chunk a reply's copy notes packets of. */
+  #backendChunk: Buffer = Buffer.alloc(0);
   /** Replies still to come from the backend, oldest first. */
   readonly #pending: Pending[] = [];
   #phase: Phase = Phase.GREETING;
@@ -823,7 +825,10 @@ export class ClientSession {
     // A login renumbered for TLS is relayed packet by packet (#onBackendPacket), not as read.
     const relay =
       this.#loginShift === 0 && (head === undefined || (head.internal === null && !head.rewrite));
+    this.#backendChunk = buffer;
     this.#backendFramer.push(buffer, length);
+    // The buffer is read into again next time: a copy in progress takes what it noted of it.
+    this.#pending[0]?.copy?.flush();
     if (this.#phase === Phase.CLOSED) return;
     if (relay) this.#toClient(buffer.subarray(0, length));
     else if (this.#relayFrom >= 0) {
@@ -860,7 +865,7 @@ export class ClientSession {
     }
     const tracker = pending.tracker;
     const done = tracker.feedServer(packet);
-    if (pending.copy !== null) pending.copy.append(packet.raw, tracker.statusAt);
+    if (pending.copy !== null) pending.copy.append(packet, this.#backendChunk, tracker.statusAt);
     if (pending.packets !== null && !packet.continuation && packet.raw !== null) {
       pending.packets.push(Buffer.from(packet.raw));
     }
