@@ -1543,6 +1543,11 @@ export class StatementRouter {
       }
     }
     this.#readOutcome = READ_MISS;
+    // Results over tables written faster than they are read again are not copied at all, nor
+    // waited for: an identical miss in flight would not be stored either. Asked first, so such
+    // a miss costs no flight lookup (a map keyed by a new string) and no clock read.
+    if (!this.#cache.admits(slots))
+      return this.#forward(command, info, null, entry.establishesSnapshot);
     const flights = this.#worker.flights;
     const now = performance.now();
     if (!this.#waited) {
@@ -1550,9 +1555,6 @@ export class StatementRouter {
       if (flight !== null)
         return { action: 'wait', flight, maxWaitMs: flights.maxWaitMs, metadata: false };
     }
-    // Results over tables written faster than they are read again are not copied at all.
-    if (!this.#cache.admits(slots))
-      return this.#forward(command, info, null, entry.establishesSnapshot);
     const registry = this.#cache.registry;
     // Read inside a snapshot, the result is what was committed at the snapshot: it may be kept
     // only as long as nothing was written since, which the snapshot's number says.
