@@ -114,7 +114,8 @@ before(async () => {
   }
   admin.close();
   proxy = await startProxyProcess({
-    workers: 1,
+    // Two workers sharing one store: the slow reader's pinned view is another worker's to keep.
+    workers: 2,
     extraArgs: [
       '--tls-cert',
       cert,
@@ -250,40 +251,57 @@ describe('TLS to clients', () => {
   // In the clear, the socket holds the hit's own bytes (a view of the store) until it has sent
   // them; over TLS they are encrypted at once, and the TLS stream holds its own copy.
   for (const overTls of [false, true]) {
-    test(`a large hit queued behind a slow reader ${overTls ? 'over TLS' : 'in the clear'} keeps its bytes while fills reuse the memory`, async () => {
-      const read = 'SELECT id, pad FROM big ORDER BY id';
-      const expected = await direct(read);
-      const options = {
-        host: '127.0.0.1',
-        port: proxy.port,
-        user: BACKEND_USER,
-        password: BACKEND_PASSWORD,
-        database: DB,
-        ...(overTls ? { ssl: { ca } } : {}),
-      };
-      const filler = await mysql.createConnection(options);
-      const slow = await mysql.createConnection(options);
-      await filler.query('RESET QUERY CACHE');
-      await filler.query(read);
-      await slow.query(read);
-      const hitsBefore = await qcacheHits();
-      const socket = (slow as unknown as { connection: { stream: Socket } }).connection.stream;
-      // The slow client stops reading: most of the ~12 MB hit stays queued in the proxy.
-      socket.pause();
-      const pending = slow.query(read);
-      await sleep(200);
-      // Meanwhile other results (~70 MB) go round the 32 MB store twice.
-      for (let i = 0; i < 300; i++) {
-        await filler.query(
-          `SELECT id, pad FROM big WHERE id BETWEEN ${i * 20} AND ${i * 20 + 240}`,
-        );
-      }
-      socket.resume();
-      assert.deepEqual((await pending)[0], expected);
-      assert.equal((await qcacheHits()) - hitsBefore, 1, 'the slow read was not a hit');
-      await filler.end();
-      await slow.end();
-    });
+    test(
+      `a large hit queued behind a slow reader ${overTls ? 'over TLS' : 'in the clear'} keeps its bytes while fills reuse the memory`,
+      { timeout: 60_000 },
+      async () => {
+        const read = 'SELECT id, pad FROM big ORDER BY id';
+        const expected = await direct(read);
+        const options = {
+          host: '127.0.0.1',
+          port: proxy.port,
+          user: BACKEND_USER,
+          password: BACKEND_PASSWORD,
+          database: DB,
+          ...(overTls ? { ssl: { ca } } : {}),
+        };
+        const workerOf = async (connection: mysql.Connection): Promise<string> => {
+          const [rows] = await connection.query("SHOW STATUS LIKE 'Nicecache_worker'");
+          return (rows as Array<{ Value: string }>)[0]!.Value;
+        };
+        // The fills go through the other worker: the one store is theirs to reuse, and the pin
+        // that keeps the queued view is the slow reader's worker's.
+        const filler = await mysql.createConnection(options);
+        const others: mysql.Connection[] = [];
+        let slow = await mysql.createConnection(options);
+        while ((await workerOf(slow)) === (await workerOf(filler))) {
+          assert.ok(others.length < 40, 'the kernel puts connections on both workers');
+          others.push(slow);
+          slow = await mysql.createConnection(options);
+        }
+        await Promise.all(others.map((connection) => connection.end()));
+        await filler.query('RESET QUERY CACHE');
+        await filler.query(read);
+        await slow.query(read);
+        const hitsBefore = await qcacheHits();
+        const socket = (slow as unknown as { connection: { stream: Socket } }).connection.stream;
+        // The slow client stops reading: most of the ~12 MB hit stays queued in the proxy.
+        socket.pause();
+        const pending = slow.query(read);
+        await sleep(200);
+        // Meanwhile other results (~70 MB) go round the 32 MB store twice.
+        for (let i = 0; i < 300; i++) {
+          await filler.query(
+            `SELECT id, pad FROM big WHERE id BETWEEN ${i * 20} AND ${i * 20 + 240}`,
+          );
+        }
+        socket.resume();
+        assert.deepEqual((await pending)[0], expected);
+        assert.equal((await qcacheHits()) - hitsBefore, 1, 'the slow read was not a hit');
+        await filler.end();
+        await slow.end();
+      },
+    );
   }
 });
 
