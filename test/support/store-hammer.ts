@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { NO_ENTRY, ResultStore } from '../../src/cache/result-store.ts';
 import type { QueuedWriter, ResultInput } from '../../src/cache/result-store.ts';
+import { seeded } from './seeded-random.ts';
 
 export interface HammerConfig {
   buffer: SharedArrayBuffer;
@@ -51,17 +52,6 @@ export function checkReply(
   if (fillSeq !== version || rows !== key)
     return `key ${key} v${version}: fillSeq ${fillSeq}, rows ${rows}`;
   return null;
-}
-
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function run(config: HammerConfig): HammerReport {

@@ -7,18 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { ReplyCopy } from '../../src/proxy/reply-copy.ts';
-
-/** mulberry32: a small seeded PRNG, so a failing run replays exactly. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../support/seeded-random.ts';
 
 /** A reply of `count` packets of random sizes and bytes, as on the wire. */
 function reply(random: () => number, count: number): Buffer {

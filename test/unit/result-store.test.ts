@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NO_ENTRY, ResultStore } from '../../src/cache/result-store.ts';
 import type { QueuedWriter, ResultInput } from '../../src/cache/result-store.ts';
+import { seeded } from '../support/seeded-random.ts';
 
 /** A result whose bytes start with `tag`, so a later read shows which version was stored. */
 function result(tag: number, replyBytes = 16, slots = 1): ResultInput {
@@ -67,18 +68,6 @@ function padded(name: string): string {
 /** A socket as pinning sees it: still holding `writableLength` queued bytes. */
 function writer(writableLength: number): QueuedWriter & { writableLength: number } {
   return { writableLength, destroyed: false };
-}
-
-/** mulberry32: a small seeded PRNG, so a failing run replays exactly. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('ResultStore', () => {
