@@ -95,7 +95,8 @@ export class QueryCache {
 
   /**
    * Drops every result the writes finished so far made stale, for SHOW STATUS: the store is
-   * every worker's, so one whole pass here covers them all.
+   * every worker's, so one whole pass here covers them all. It holds the writers' lock for the
+   * pass (fills in other workers wait; their hits do not).
    */
   sweepForStatus(): void {
     this.#followClears();
@@ -110,9 +111,9 @@ export class QueryCache {
 
   /**
    * Drops up to `limit` results that no one can be served any more (a write finished on one of
-   * their tables), continuing where the last sweep of any worker stopped; nothing to do while
-   * no write has finished since this worker's last full pass. Off the hot path: a timer, and
-   * SHOW STATUS.
+   * their tables), continuing where this worker's last sweep stopped (each worker goes over the
+   * whole store); nothing to do while no write has finished since its last full pass. Off the
+   * hot path: a timer, and SHOW STATUS.
    */
   sweep(limit: number): void {
     this.#followClears();
@@ -213,7 +214,7 @@ export class QueryCache {
     return true;
   }
 
-  /** RESET QUERY CACHE: empties the store, and every worker forgets what it learned of fills. */
+  /** RESET QUERY CACHE: empties the store and forgets the admission scores, every worker's. */
   clear(): void {
     this.registry.clearAll();
     this.#followClears();
