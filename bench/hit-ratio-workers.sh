@@ -31,13 +31,6 @@ command -v sysbench >/dev/null || { echo "sysbench is missing: apt-get install s
 
 proxy_pid=
 log=$(mktemp)
-stop_proxy() {
-  if [ -n "$proxy_pid" ]; then
-    kill "$proxy_pid" 2>/dev/null || true
-    wait "$proxy_pid" 2>/dev/null || true
-    proxy_pid=
-  fi
-}
 trap 'stop_proxy; rm -f "$log"' EXIT
 
 sb() {

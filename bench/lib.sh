@@ -15,3 +15,12 @@ listening_port() {
 # in clock ticks; tick_us is a tick in microseconds.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 tick_us=$((1000000 / $(getconf CLK_TCK)))
+
+# stop_proxy: ends the proxy whose pid the script keeps in proxy_pid (if any) and waits for it.
+stop_proxy() {
+  if [ -n "${proxy_pid:-}" ]; then
+    kill "$proxy_pid" 2>/dev/null || true
+    wait "$proxy_pid" 2>/dev/null || true
+    proxy_pid=
+  fi
+}

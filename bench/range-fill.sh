@@ -37,13 +37,6 @@ have=$(mariadb -h"$host" -P"$port" -uroot -Nse "SELECT COUNT(*) FROM $db.sbtest1
 
 proxy_pid=
 log=$(mktemp)
-stop_proxy() {
-  if [ -n "$proxy_pid" ]; then
-    kill "$proxy_pid" 2>/dev/null || true
-    wait "$proxy_pid" 2>/dev/null || true
-    proxy_pid=
-  fi
-}
 trap 'stop_proxy; rm -f "$log"' EXIT
 field() { awk -v f="$2" '{ print $f }' "/proc/$1/stat"; }
 

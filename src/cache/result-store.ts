@@ -303,11 +303,6 @@ export class ResultStore {
     return this.#bytesHere;
   }
 
-  /** How many times the store was emptied for RESET QUERY CACHE (see clearFor). */
-  get clears(): number {
-    return this.#controlU[CLEARED]!;
-  }
-
   /**
    * The entry stored under `key`, or NO_ENTRY; an expired entry is removed and counted in
    * `expired`. Marks the entry as read by setting one bit: this is the path of every cache hit.
