@@ -11,6 +11,7 @@ export const ProxyErrorCode = {
   TLS_NOT_OFFERED: 'TLS_NOT_OFFERED',
   ACCESS_DENIED: 'ACCESS_DENIED',
   MALFORMED_PACKET: 'MALFORMED_PACKET',
+  BAD_COMPRESSED_PACKET: 'BAD_COMPRESSED_PACKET',
   UNKNOWN_COMMAND: 'UNKNOWN_COMMAND',
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   SNAPSHOT_CHANGED: 'SNAPSHOT_CHANGED',
@@ -31,6 +32,8 @@ const wire: Record<ProxyErrorCode, { errno: number; sqlState: string }> = {
   ACCESS_DENIED: { errno: 1045, sqlState: '28000' },
   // ER_NET_PACKETS_OUT_OF_ORDER is what the server says of a packet it cannot read.
   MALFORMED_PACKET: { errno: 1156, sqlState: '08S01' },
+  // ER_NET_UNCOMPRESS_ERROR: a compressed packet that does not inflate.
+  BAD_COMPRESSED_PACKET: { errno: 1157, sqlState: '08S01' },
   // ER_UNKNOWN_COM_ERROR
   UNKNOWN_COMMAND: { errno: 1047, sqlState: '08S01' },
   // ER_SERVER_SHUTDOWN

@@ -9,9 +9,10 @@ import { Capability, MariaDbCapability } from './constants.ts';
 import { readLenencBytes, readNulBytes } from './lenenc.ts';
 
 /**
- * Capabilities the proxy removes from the greeting: TLS and compression (not implemented yet),
- * and protocol variants whose framing the proxy does not follow (optional result set metadata,
- * query attributes, MariaDB's COM_MULTI, bulk execution, progress reports and metadata caching).
+ * Capabilities the proxy removes from the greeting: TLS and zlib compression (the proxy speaks
+ * both with clients itself, see offerCapability), zstd compression (which it does not speak), and
+ * protocol variants whose framing the proxy does not follow (optional result set metadata, query
+ * attributes, MariaDB's COM_MULTI, bulk execution, progress reports and metadata caching).
  */
 export const STRIPPED_CAPABILITIES =
   Capability.SSL |
@@ -110,13 +111,14 @@ export function restrictGreeting(payload: Buffer): Greeting | null {
 }
 
 /**
- * Adds CLIENT_SSL to a greeting restricted by restrictGreeting, in place: the proxy itself
- * offers clients TLS (the backend connection stays as it is).
+ * Adds a capability of the proxy's own to a greeting restricted by restrictGreeting, in place:
+ * CLIENT_SSL, or CLIENT_COMPRESS. The proxy itself speaks it with clients; the backend connection
+ * stays as it is. Both live in the greeting's low capability word.
  */
-export function offerTls(payload: Buffer, greeting: Greeting): void {
+export function offerCapability(payload: Buffer, greeting: Greeting, capability: number): void {
   const layout = greetingLayout(payload);
   if (layout === null) return;
-  greeting.capabilities = (greeting.capabilities | Capability.SSL) >>> 0;
+  greeting.capabilities = (greeting.capabilities | capability) >>> 0;
   payload.writeUInt16LE(greeting.capabilities & 0xffff, layout.capabilitiesLow);
 }
 
@@ -130,6 +132,7 @@ export const REPLY_NEUTRAL_CAPABILITIES =
   Capability.CLIENT_MYSQL |
   Capability.CONNECT_WITH_DB |
   Capability.SSL |
+  Capability.COMPRESS |
   Capability.IGNORE_SIGPIPE |
   Capability.TRANSACTIONS |
   Capability.RESERVED |

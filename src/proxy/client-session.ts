@@ -23,9 +23,10 @@ import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protoc
 import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { encodePacket } from '../protocol/packet.ts';
+import { CompressedPackets } from '../protocol/compressed-packets.ts';
 import {
   isSslRequest,
-  offerTls,
+  offerCapability,
   parseGreeting,
   restrictGreeting,
   restrictHandshakeResponse,
@@ -176,6 +177,23 @@ export class ClientSession {
   #backendSecure = false;
   /** The sequence number of the login's reply to the client, for an error of the proxy's own. */
   #loginReplySequence = 0;
+  /**
+   * The compressed protocol with the client (CLIENT_COMPRESS), from the end of its login on; null:
+   * plain packets. The proxy speaks it itself: the server's connection stays plain, so whatever a
+   * hit or the proxy says goes to the client in the same packets as what the server says.
+   */
+  #compression: CompressedPackets | null = null;
+  /** The client asked for compression in its login. */
+  #compressionAsked = false;
+  /** The login succeeded: compression starts once its last packet has been relayed. */
+  #compressionStarts = false;
+  /**
+   * The sequence number the server expects of the client's next packet in an exchange within a
+   * command (a LOCAL INFILE file, COM_CHANGE_USER's authentication). Compressing clients number
+   * such packets from the compressed packets they read, which are not the server's: they are
+   * renumbered.
+   */
+  #answerSequence = 0;
   readonly #options: SessionOptions;
   #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
@@ -401,6 +419,21 @@ export class ClientSession {
   // --- client → backend ---------------------------------------------------------------------
 
   #onClientData(buffer: Buffer, length: number): void {
+    const compression = this.#compression;
+    if (compression === null) {
+      this.#onClientBytes(buffer, length);
+      return;
+    }
+    try {
+      compression.read(buffer, length, this.#onClientBytes);
+    } catch (error) {
+      if (!(error instanceof ProxyError)) throw error;
+      this.#failClient(error, 0);
+    }
+  }
+
+  /** Bytes of the client's packets: a read, or what a compressed packet of one carried. */
+  readonly #onClientBytes = (buffer: Buffer, length: number): void => {
     this.#readLength = length;
     this.#readBuffer = buffer;
     try {
@@ -413,7 +446,7 @@ export class ClientSession {
         this.#backend.uncork();
       }
     }
-  }
+  };
 
   /**
    * Commands pipelined in one read go to the backend in one write: the backend is corked when a
@@ -443,11 +476,16 @@ export class ClientSession {
     if (!this.#holding && (packet.continuation || head?.awaitsClient)) {
       // The rest of a 16 MB+ command (routed with its first packet), a LOCAL INFILE file (the
       // LOAD DATA announced its writes), or the answer to the server's authentication request.
+      const answering = this.#compression !== null && head?.awaitsClient === true;
       head?.feedClient(packet);
       if (packet.length < MAX_PACKET_PAYLOAD) this.#unfinished = null;
       this.#corkIfMore(packet);
       const raw = packet.raw!;
       if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
+      else if (answering) {
+        raw[3] = this.#answerSequence;
+        this.#answerSequence = (this.#answerSequence + 1) & 0xff;
+      }
       this.#toBackend(raw);
       return;
     }
@@ -659,9 +697,12 @@ export class ClientSession {
   #answer(bytes: Buffer): void {
     this.#sentToClient = true;
     const client = this.#client;
-    const drained = client.write(bytes);
-    // A hit's bytes are the cache's own memory: still queued, they must not be reused yet.
-    if (client.writableLength > 0) this.#router?.pinIfQueued(bytes, client);
+    const drained = this.#writeClient(bytes);
+    // A hit's bytes are the cache's own memory: still queued, they must not be reused yet
+    // (compressed, what is queued is a copy).
+    if (client.writableLength > 0 && this.#compression === null) {
+      this.#router?.pinIfQueued(bytes, client);
+    }
     if (!drained) {
       this.#pausedForAnswers = true;
       client.pause();
@@ -692,6 +733,7 @@ export class ClientSession {
     const payload = packet.payload!;
     const reply = packet.sequenceId + 1;
     if (isSslRequest(payload)) {
+      // Compression, asked for here too, is taken up with the login that follows inside TLS.
       const context = this.#options.tls;
       if (context === null || this.#tls !== null) {
         this.#failClient(
@@ -738,6 +780,11 @@ export class ClientSession {
     } else {
       // The backend connection is not TLS: the server must not wait for a TLS handshake.
       response.capabilities = (response.capabilities & ~Capability.SSL) >>> 0;
+    }
+    if ((response.capabilities & Capability.COMPRESS) !== 0) {
+      // The proxy compresses for the client itself: the server is not asked to.
+      this.#compressionAsked = true;
+      response.capabilities = (response.capabilities & ~Capability.COMPRESS) >>> 0;
     }
     payload.writeUInt32LE(response.capabilities, 0);
     this.#loginReplySequence = reply;
@@ -836,6 +883,11 @@ export class ClientSession {
       this.#relayFrom = -1;
       if (from < length) this.#toClient(buffer.subarray(from, length));
     }
+    if (this.#compressionStarts) {
+      // The login's last packet (its OK) has gone as it is: what follows is compressed.
+      this.#compressionStarts = false;
+      this.#compression = new CompressedPackets();
+    }
     // Closing waits until the chunk holding the last reply has been handed to the client.
     if (this.#closeAfterRelay) {
       this.close();
@@ -865,6 +917,9 @@ export class ClientSession {
     }
     const tracker = pending.tracker;
     const done = tracker.feedServer(packet);
+    if (this.#compression !== null && !done && tracker.awaitsClient) {
+      this.#answerSequence = (packet.sequenceId + 1) & 0xff;
+    }
     if (pending.copy !== null) pending.copy.append(packet, this.#backendChunk, tracker.statusAt);
     if (pending.packets !== null && !packet.continuation && packet.raw !== null) {
       pending.packets.push(Buffer.from(packet.raw));
@@ -892,7 +947,8 @@ export class ClientSession {
       this.#loginShift = 0;
       this.#endHandshakeTimer();
       if (tracker.failed) this.#closeAfterRelay = true;
-      else if (this.#options.cache !== null) {
+      else this.#compressionStarts = this.#compressionAsked;
+      if (!tracker.failed && this.#options.cache !== null) {
         this.#router = new StatementRouter(
           this.#options.cache,
           this.#greeting!.serverVersion,
@@ -983,6 +1039,7 @@ export class ClientSession {
     const tls = this.#tls?.socket ?? null;
     own.set('SSL_CIPHER', tls?.getCipher()?.name ?? '');
     own.set('SSL_VERSION', tls?.getProtocol() ?? '');
+    own.set('COMPRESSION', this.#compression === null ? 'OFF' : 'ON');
     const rewritten = rewriteStatusReply(
       packets.map((raw) => raw.subarray(4)),
       this.#deprecateEof,
@@ -1001,9 +1058,10 @@ export class ClientSession {
       this.close();
       return;
     }
+    const serverOffers = parseGreeting(packet.payload!)?.capabilities ?? 0;
     const serverTls = this.#options.backend.tls ?? null;
     if (serverTls !== null) {
-      const offered = ((parseGreeting(packet.payload!)?.capabilities ?? 0) & Capability.SSL) !== 0;
+      const offered = (serverOffers & Capability.SSL) !== 0;
       if (!offered && serverTls.required) {
         // Nothing goes to the server, which would read it as a handshake.
         this.#backend.destroy();
@@ -1029,7 +1087,11 @@ export class ClientSession {
       );
       return;
     }
-    if (this.#options.tls !== null) offerTls(packet.payload!, greeting);
+    if (this.#options.tls !== null) offerCapability(packet.payload!, greeting, Capability.SSL);
+    // Offered as the server offers it (a server built without zlib does not), spoken by the proxy.
+    if ((serverOffers & Capability.COMPRESS) !== 0) {
+      offerCapability(packet.payload!, greeting, Capability.COMPRESS);
+    }
     this.#backend.setTimeout(0);
     this.#greeting = greeting;
     // Should this worker die, the main thread ends this connection before releasing its marks.
@@ -1065,7 +1127,13 @@ export class ClientSession {
 
   #toClient(bytes: Buffer): void {
     this.#sentToClient = true;
-    if (!this.#client.write(bytes)) this.#backend.pause();
+    if (!this.#writeClient(bytes)) this.#backend.pause();
+  }
+
+  /** Bytes to the client: as they are, or in compressed packets once its login set them up. */
+  #writeClient(bytes: Buffer): boolean {
+    const compression = this.#compression;
+    return this.#client.write(compression === null ? bytes : compression.wrap(bytes));
   }
 
   #onBackendError(error: NodeJS.ErrnoException): void {
@@ -1117,7 +1185,7 @@ export class ClientSession {
     this.#options.log.debug(`closing client: ${error.code}: ${error.message}`);
     if (error.code === ProxyErrorCode.BACKEND_UNREACHABLE) this.#options.onBackendUnreachable?.();
     this.#sentToClient = true;
-    this.#client.write(encodeErr(error.toErrInfo(), sequenceId));
+    this.#writeClient(encodeErr(error.toErrInfo(), sequenceId));
     this.close();
   }
 

@@ -2,7 +2,9 @@
  * The same statements, directly against the server and through the proxy, must give replies that
  * are identical byte for byte: every column type, text and binary protocol, with and without
  * DEPRECATE_EOF, multi-statements, CALL with several result sets, warnings, errors, cursors,
- * LOCAL INFILE, and rows and commands over 16 MB.
+ * LOCAL INFILE, and rows and commands over 16 MB. Each also over the compressed protocol: the
+ * server compresses itself, the proxy compresses what it and the server say, and the packets
+ * inside must be the same.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -36,8 +38,16 @@ type Transcript = Array<{ step: string; bytes: Buffer }>;
 class Recorder {
   readonly transcript: Transcript = [];
   readonly client: RawClient;
-  constructor(client: RawClient) {
+  /**
+   * Compressed, the server numbers the packets inside anew at each of its flushes (after each
+   * result of a multi-statement, say: it takes the compressed packets' number), while the proxy
+   * passes on the numbers of its plain connection to the server. Clients do not check them
+   * there; the payloads and their order are compared, with the numbers counted on from the first.
+   */
+  readonly #renumber: boolean;
+  constructor(client: RawClient, renumber: boolean) {
     this.client = client;
+    this.#renumber = renumber;
   }
 
   /**
@@ -50,7 +60,11 @@ class Recorder {
       expectedErrno,
       `${step}: ${replyError(packets)?.message ?? 'no error'}`,
     );
-    this.transcript.push({ step, bytes: replyBytes(packets) });
+    const first = packets[0]?.sequenceId ?? 0;
+    const numbered = this.#renumber
+      ? packets.map((packet, index) => ({ ...packet, sequenceId: (first + index) & 0xff }))
+      : packets;
+    this.transcript.push({ step, bytes: replyBytes(numbered) });
     await this.#checkBoundary(step);
     return packets;
   }
@@ -150,10 +164,22 @@ const schema = [
    END`,
 ];
 
+/** How the test's client logs in, to the server and to the proxy alike. */
+interface Login {
+  deprecateEof: boolean;
+  compress?: boolean;
+}
+
+const LOGINS: Array<[string, Login]> = [
+  ['classic EOF', { deprecateEof: false }],
+  ['DEPRECATE_EOF', { deprecateEof: true }],
+  ['compressed', { deprecateEof: false, compress: true }],
+];
+
 /** Runs `script` once directly and once through the proxy, each on a freshly built schema. */
 async function compare(
   proxy: ProxyProcess,
-  deprecateEof: boolean,
+  login: Login,
   script: (recorder: Recorder) => Promise<void>,
 ): Promise<void> {
   const transcripts: Transcript[] = [];
@@ -165,9 +191,10 @@ async function compare(
       user: BACKEND_USER,
       password: BACKEND_PASSWORD,
       database: DB,
-      deprecateEof,
+      ...login,
     });
-    const recorder = new Recorder(client);
+    assert.equal(client.compressed, login.compress === true, 'compression as asked for');
+    const recorder = new Recorder(client, login.compress === true);
     try {
       await script(recorder);
     } finally {
@@ -225,11 +252,9 @@ describe('differential: direct and through the proxy, byte for byte', () => {
     assert.equal(await proxy.stop(), 0);
   });
 
-  for (const deprecateEof of [false, true]) {
-    const mode = deprecateEof ? 'DEPRECATE_EOF' : 'classic EOF';
-
+  for (const [mode, login] of LOGINS) {
     test(`every column type, text protocol (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         await r.query('SELECT * FROM types ORDER BY id');
         await r.query('SELECT * FROM types WHERE id = 3');
         await r.query('SELECT * FROM types WHERE 1 = 0');
@@ -242,7 +267,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
 
     test(`every column type, binary protocol (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         await r.execute('SELECT * FROM types ORDER BY id', []);
         await r.execute('SELECT * FROM types WHERE id = ?', [1]);
         await r.execute('SELECT * FROM types WHERE id > ?', [99]);
@@ -258,7 +283,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
 
     test(`multi-statements, CALL with several result sets, warnings and errors (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         await r.query(
           "SELECT 1; SELECT 'a', 'b'; INSERT INTO kv VALUES (6, 'six'); SELECT * FROM kv WHERE 0; DELETE FROM kv WHERE k = 6",
         );
@@ -278,7 +303,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
 
     test(`prepared statement commands and cursors (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         const id = await r.prepare('SELECT k, v FROM kv WHERE k >= ? ORDER BY k');
         await r.command('execute with cursor', execute(id, [2], true));
         await r.command('fetch 2', fetch(id, 2));
@@ -309,7 +334,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
 
     test(`other commands (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         await r.command(
           'field list',
           Buffer.concat([Buffer.from([Command.FIELD_LIST]), Buffer.from('kv\0')]),
@@ -352,7 +377,7 @@ describe('differential: direct and through the proxy, byte for byte', () => {
       }));
 
     test(`LOAD DATA LOCAL INFILE (${mode})`, () =>
-      compare(proxy, deprecateEof, async (r) => {
+      compare(proxy, login, async (r) => {
         const rows = Array.from({ length: 20000 }, (_, i) => `${100 + i}\tvalue ${i}\n`).join('');
         const load = async (sql: string): Promise<void> => {
           const packets = await r.client.command(
@@ -464,19 +489,25 @@ describe('differential: direct and through the proxy, byte for byte', () => {
     assert.deepEqual(proxied, direct);
   });
 
-  test('a command and a row over 16 MB, both protocols', () =>
-    compare(proxy, true, async (r) => {
-      const big = 'x'.repeat(17 * 1024 * 1024);
-      await r.query(`CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)`);
-      // The INSERT itself is over 16 MB: the client sends it as several packets.
-      await r.query(`INSERT INTO big VALUES (1, '${big}'), (2, 'small')`);
-      await r.query('SELECT * FROM big ORDER BY id');
-      await r.query(`SELECT id, LENGTH(b), SHA1(b) FROM big`);
-      await r.execute('SELECT b, id FROM big WHERE id = ?', [1]);
-      // A payload of exactly 0xFFFFFF bytes is followed by an empty packet.
-      await r.query(`SELECT REPEAT('y', ${0xffffff - 5})`);
-      const sha1 = createHash('sha1').update(big).digest('hex');
-      const check = await r.client.query(`SELECT SHA1(b) FROM big WHERE id = 1`);
-      assert.ok(replyBytes(check).includes(Buffer.from(sha1)), 'the 17 MB value arrived intact');
-    }));
+  for (const [mode, login] of [
+    ['DEPRECATE_EOF', { deprecateEof: true }],
+    // Compressed packets carry at most 16 MB too: the command goes in several of them.
+    ['compressed', { deprecateEof: true, compress: true }],
+  ] as Array<[string, Login]>) {
+    test(`a command and a row over 16 MB, both protocols (${mode})`, () =>
+      compare(proxy, login, async (r) => {
+        const big = 'x'.repeat(17 * 1024 * 1024);
+        await r.query(`CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)`);
+        // The INSERT itself is over 16 MB: the client sends it as several packets.
+        await r.query(`INSERT INTO big VALUES (1, '${big}'), (2, 'small')`);
+        await r.query('SELECT * FROM big ORDER BY id');
+        await r.query(`SELECT id, LENGTH(b), SHA1(b) FROM big`);
+        await r.execute('SELECT b, id FROM big WHERE id = ?', [1]);
+        // A payload of exactly 0xFFFFFF bytes is followed by an empty packet.
+        await r.query(`SELECT REPEAT('y', ${0xffffff - 5})`);
+        const sha1 = createHash('sha1').update(big).digest('hex');
+        const check = await r.client.query(`SELECT SHA1(b) FROM big WHERE id = 1`);
+        assert.ok(replyBytes(check).includes(Buffer.from(sha1)), 'the 17 MB value arrived intact');
+      }));
+  }
 });

@@ -14,6 +14,7 @@ import {
   greetingScramble,
   parseGreeting,
 } from '../../src/protocol/handshake.ts';
+import { CompressedPackets } from '../../src/protocol/compressed-packets.ts';
 import { readNulBytes } from '../../src/protocol/lenenc.ts';
 import {
   NATIVE_PASSWORD_PLUGIN,
@@ -43,6 +44,11 @@ export interface RawClientOptions {
    * (a pipelining client); their replies are left in the queue for readPacket().
    */
   pipelined?: Buffer[];
+  /**
+   * Ask for the compressed protocol (CLIENT_COMPRESS): after the login, packets go both ways in
+   * compressed packets. `received` then holds the compressed bytes as they came.
+   */
+  compress?: boolean;
 }
 
 /** One physical packet as received: header and payload. */
@@ -71,6 +77,10 @@ export class RawClient {
   scramble: Buffer = Buffer.alloc(0);
   /** Every byte received, for tests that look at the stream as a whole. */
   received: Buffer[] = [];
+  /** The compressed protocol, once a login that asked for it has ended. */
+  #compression: CompressedPackets | null = null;
+  /** What the login asked for, narrowed to what the server offered. */
+  #capabilities = 0;
 
   private constructor(socket: Socket) {
     this.socket = socket;
@@ -79,7 +89,11 @@ export class RawClient {
     });
     socket.on('data', (chunk: Buffer) => {
       this.received.push(chunk);
-      this.#framer.push(chunk);
+      if (this.#compression === null) this.#framer.push(chunk);
+      else
+        this.#compression.read(chunk, chunk.length, (bytes, length) =>
+          this.#framer.push(bytes, length),
+        );
       this.#notify();
     });
     socket.on('close', () => {
@@ -131,6 +145,11 @@ export class RawClient {
     return this.#queue.shift()!;
   }
 
+  /** The login asked for the compressed protocol and the other end agreed. */
+  get compressed(): boolean {
+    return this.#compression !== null;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }
@@ -140,7 +159,12 @@ export class RawClient {
   }
 
   send(payload: Buffer, sequenceId = 0): void {
-    this.socket.write(encodePacket(payload, sequenceId));
+    this.writeRaw(encodePacket(payload, sequenceId));
+  }
+
+  /** Writes packets as they are, in compressed packets when the login asked for them. */
+  writeRaw(bytes: Buffer): void {
+    this.socket.write(this.#compression === null ? bytes : this.#compression.wrap(bytes));
   }
 
   async login(options: RawClientOptions): Promise<void> {
@@ -150,6 +174,7 @@ export class RawClient {
     this.scramble = greetingScramble(greeting.payload);
     const { payload: response, deprecateEof } = handshakeResponseFor(greeting.payload, options);
     this.deprecateEof = deprecateEof;
+    this.#capabilities = response.readUInt32LE(0);
     this.socket.write(
       Buffer.concat([
         encodePacket(response, greeting.sequenceId + 1),
@@ -161,7 +186,11 @@ export class RawClient {
       const reply = await this.readPacket();
       if (reply === null) throw new Error('connection closed during authentication');
       const first = reply.payload[0];
-      if (first === PacketHeader.OK) return;
+      if (first === PacketHeader.OK) {
+        if ((this.#capabilities & Capability.COMPRESS) !== 0)
+          this.#compression = new CompressedPackets();
+        return;
+      }
       if (first === PacketHeader.ERR) throw new LoginError(readErr(reply.payload));
       if (first === PacketHeader.EOF) {
         // Auth switch: plugin name, then the new scramble.
@@ -193,6 +222,7 @@ export class RawClient {
     if (shape === null)
       throw new Error(`command 0x${command.toString(16)} has no known reply shape`);
     const tracker = new ReplyTracker(shape, this.deprecateEof, command);
+    this.#compression?.restartSequence();
     this.send(payload);
     const packets: RawPacket[] = [];
     const framer = new PacketFramer((packet) => {
@@ -234,11 +264,14 @@ export class RawClient {
 
   /** Sends a command that has no reply (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA). */
   sendOnly(payload: Buffer): void {
+    this.#compression?.restartSequence();
     this.send(payload);
   }
 
   close(): void {
-    if (!this.#closed) this.socket.end(encodePacket(Buffer.from([Command.QUIT]), 0));
+    if (this.#closed) return;
+    const quit = encodePacket(Buffer.from([Command.QUIT]), 0);
+    this.socket.end(this.#compression === null ? quit : this.#compression.wrap(quit));
   }
 
   destroy(): void {
@@ -265,6 +298,7 @@ export function handshakeResponseFor(
     (CLIENT_CAPABILITIES & ~Capability.DEPRECATE_EOF) |
     Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA |
     Capability.LOCAL_FILES |
+    (options.compress === true ? Capability.COMPRESS : 0) |
     (options.extraCapabilities ?? 0);
   if (deprecateEof) caps |= Capability.DEPRECATE_EOF;
   if (options.database) caps |= Capability.CONNECT_WITH_DB;

@@ -1,0 +1,164 @@
+/**
+ * The compressed protocol (CLIENT_COMPRESS, zlib). From the end of the login on, every byte either
+ * way travels in compressed packets: a 7-byte header (3 bytes: the payload's length on the wire;
+ * 1: a sequence number of its own; 3: the payload's length once inflated, 0 when it was sent as
+ * it is) and then a zlib stream, or the bytes themselves. A compressed packet frames bytes, not
+ * packets: it may carry several MySQL packets, or part of one.
+ * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_compression.html
+ */
+import { deflateSync, inflateSync } from 'node:zlib';
+import { ProxyError, ProxyErrorCode } from './errors.ts';
+
+export const COMPRESSED_HEADER_LENGTH = 7;
+
+/**
+ * Shorter payloads go as they are: deflate would not make them smaller. The server and its
+ * client library draw the line at the same length (MIN_COMPRESS_LENGTH).
+ */
+export const MIN_COMPRESS_LENGTH = 50;
+
+/** A compressed packet's lengths are 3 bytes: larger writes take several packets. */
+const MAX_COMPRESSED_PAYLOAD = 0xffffff;
+
+/** Receives the bytes a compressed packet carried: `bytes`' first `length`, valid until it returns. */
+export type InflatedHandler = (bytes: Buffer, length: number) => void;
+
+/**
+ * One connection's compressed packets: reads them apart into the bytes they carry, and wraps
+ * what is written in them, numbered as the server numbers them.
+ */
+export class CompressedPackets {
+  /**
+   * The sequence number of the next packet written. As in the server, each packet read sets it
+   * to one past that packet's, and each packet written takes the next.
+   */
+  #sequence = 0;
+  readonly #header = Buffer.alloc(COMPRESSED_HEADER_LENGTH);
+  #headerFill = 0;
+  /** The payload of a packet split across reads, while it is collected; null between packets. */
+  #collect: Buffer | null = null;
+  #collectFill = 0;
+  #inflatedLength = 0;
+
+  /** A new command starts the numbering again: what a client does before each command. */
+  restartSequence(): void {
+    this.#sequence = 0;
+  }
+
+  /**
+   * Takes one read's bytes (the first `length` of `buffer`) and hands each complete packet's
+   * bytes to `deliver`, in order: a packet sent as it is and whole in the read as a view of it,
+   * the others inflated or collected into buffers of their own. Throws a ProxyError for a packet
+   * that does not inflate to the length its header says.
+   */
+  read(buffer: Buffer, length: number, deliver: InflatedHandler): void {
+    let at = 0;
+    while (at < length) {
+      if (this.#collect === null) {
+        if (this.#headerFill === 0 && length - at >= COMPRESSED_HEADER_LENGTH) {
+          // The common case: the header is whole in the read.
+          const wireLength = buffer.readUIntLE(at, 3);
+          this.#sequence = (buffer[at + 3]! + 1) & 0xff;
+          this.#inflatedLength = buffer.readUIntLE(at + 4, 3);
+          at += COMPRESSED_HEADER_LENGTH;
+          if (length - at >= wireLength) {
+            this.#deliver(buffer.subarray(at, at + wireLength), deliver);
+            at += wireLength;
+            continue;
+          }
+          this.#collect = Buffer.allocUnsafe(wireLength);
+          this.#collectFill = 0;
+        } else {
+          const take = Math.min(COMPRESSED_HEADER_LENGTH - this.#headerFill, length - at);
+          buffer.copy(this.#header, this.#headerFill, at, at + take);
+          this.#headerFill += take;
+          at += take;
+          if (this.#headerFill < COMPRESSED_HEADER_LENGTH) return;
+          this.#headerFill = 0;
+          this.#sequence = (this.#header[3]! + 1) & 0xff;
+          this.#inflatedLength = this.#header.readUIntLE(4, 3);
+          this.#collect = Buffer.allocUnsafe(this.#header.readUIntLE(0, 3));
+          this.#collectFill = 0;
+        }
+      }
+      const collect = this.#collect;
+      const take = Math.min(collect.length - this.#collectFill, length - at);
+      buffer.copy(collect, this.#collectFill, at, at + take);
+      this.#collectFill += take;
+      at += take;
+      if (this.#collectFill < collect.length) return;
+      this.#collect = null;
+      this.#deliver(collect, deliver);
+    }
+  }
+
+  #deliver(payload: Buffer, deliver: InflatedHandler): void {
+    const inflatedLength = this.#inflatedLength;
+    if (inflatedLength === 0) {
+      if (payload.length > 0) deliver(payload, payload.length);
+      return;
+    }
+    let inflated: Buffer;
+    try {
+      // Bounded by the header's word: a small packet cannot inflate into gigabytes.
+      inflated = inflateSync(payload, { maxOutputLength: inflatedLength });
+    } catch (error) {
+      throw uncompressError(`${(error as Error).message}`);
+    }
+    if (inflated.length !== inflatedLength) {
+      throw uncompressError(
+        `${inflated.length} bytes inflated where the header said ${inflatedLength}`,
+      );
+    }
+    deliver(inflated, inflatedLength);
+  }
+
+  /**
+   * `bytes` in compressed packets, in one buffer of their own (so `bytes` may be reused as soon
+   * as this returns): deflated, unless they are short or do not shrink.
+   */
+  wrap(bytes: Buffer): Buffer {
+    if (bytes.length <= MAX_COMPRESSED_PAYLOAD) return this.#wrapOne(bytes);
+    const parts: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at += MAX_COMPRESSED_PAYLOAD) {
+      parts.push(this.#wrapOne(bytes.subarray(at, at + MAX_COMPRESSED_PAYLOAD)));
+    }
+    return Buffer.concat(parts);
+  }
+
+  #wrapOne(bytes: Buffer): Buffer {
+    const sequence = this.#sequence;
+    this.#sequence = (sequence + 1) & 0xff;
+    if (bytes.length >= MIN_COMPRESS_LENGTH) {
+      const deflated = deflateSync(bytes);
+      if (deflated.length < bytes.length) {
+        const packet = Buffer.allocUnsafe(COMPRESSED_HEADER_LENGTH + deflated.length);
+        writeHeader(packet, deflated.length, sequence, bytes.length);
+        deflated.copy(packet, COMPRESSED_HEADER_LENGTH);
+        return packet;
+      }
+    }
+    const packet = Buffer.allocUnsafe(COMPRESSED_HEADER_LENGTH + bytes.length);
+    writeHeader(packet, bytes.length, sequence, 0);
+    bytes.copy(packet, COMPRESSED_HEADER_LENGTH);
+    return packet;
+  }
+}
+
+function writeHeader(
+  packet: Buffer,
+  wireLength: number,
+  sequence: number,
+  inflatedLength: number,
+): void {
+  packet.writeUIntLE(wireLength, 0, 3);
+  packet[3] = sequence;
+  packet.writeUIntLE(inflatedLength, 4, 3);
+}
+
+function uncompressError(detail: string): ProxyError {
+  return new ProxyError(
+    ProxyErrorCode.BAD_COMPRESSED_PACKET,
+    `Couldn't uncompress communication packet (${detail})`,
+  );
+}
