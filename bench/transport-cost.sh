@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# What TLS costs the proxy, as ratios measured side by side in one run: sysbench
+# What TLS and compression cost the proxy, as ratios measured side by side in one run: sysbench
 # oltp_point_select (text protocol, 8 threads, a small table, so every SELECT of a cache target
 # is a hit once warm) against a throwaway MariaDB that has a certificate, through
 #   hit          nicecache with its cache on, clients in the clear
 #   hit_tls      the same, clients on TLS (--tls-cert; sysbench --mysql-ssl=on)
+#   hit_zlib     the same proxy as hit, clients on the compressed protocol
+#                (sysbench --mysql-compression=on)
 #   relay        nicecache as a plain relay (--query-cache-size 0), both legs in the clear
 #   relay_server the relay with TLS to the server (--backend-tls required)
 #   relay_both   the relay with TLS on both legs
+#   relay_zlib   the same proxy as relay, clients on the compressed protocol
 # and the Node floor (bench/node-floor.ts), targets in rotating order; CPU per query from
 # /proc/PID/stat (user + system, all threads).
 #
-#   bash bench/tls-cost.sh [seconds per run, default 10] [rounds, default 2]
+#   bash bench/transport-cost.sh [seconds per run, default 10] [rounds, default 2]
 #
 # Environment: THREADS (default 8), TABLE_SIZE (default 1000).
 set -euo pipefail
@@ -84,19 +87,26 @@ proxy hit_tls --query-cache-size 64M --backend-tls off "${client_tls[@]}"
 proxy relay --query-cache-size 0 --backend-tls off
 proxy relay_server --query-cache-size 0 --backend-tls required
 proxy relay_both --query-cache-size 0 --backend-tls required "${client_tls[@]}"
-targets="floor hit hit_tls relay relay_server relay_both"
+# The compressing clients talk to the same proxies as those in the clear.
+hit_zlib_pid=$hit_pid hit_zlib_port=$hit_port
+relay_zlib_pid=$relay_pid relay_zlib_port=$relay_port
+targets="floor hit hit_tls hit_zlib relay relay_server relay_both relay_zlib"
 
 ssl_of() { case $1 in hit_tls | relay_both) echo on ;; *) echo off ;; esac; }
+compression_of() { case $1 in *_zlib) echo on ;; *) echo off ;; esac; }
 sb() {
   local target=$1 time=$2 port="${1}_port"
   (cd "$work" && sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="${!port}" \
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" --threads="$threads" \
-    --db-ps-mode=disable --mysql-ssl="$(ssl_of "$target")" --time="$time" run)
+    --db-ps-mode=disable --mysql-ssl="$(ssl_of "$target")" \
+    --mysql-compression="$(compression_of "$target")" --time="$time" run)
 }
 
-# Every key cached before measuring.
+# Every key cached before measuring (the compressing client's session is another's: the cache
+# keeps its results apart only by capabilities that shape replies, and compression does not).
 sb hit 3 >/dev/null
 sb hit_tls 3 >/dev/null
+sb hit_zlib 3 >/dev/null
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h127.0.0.1 -P"$server_port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores, oltp_point_select (text), $threads threads, $table_size rows, ${seconds}s per run, $rounds round(s), proxy workers: 1"
 echo
@@ -124,7 +134,7 @@ done
 mean() { awk -v s="$1" -v n="$rounds" 'BEGIN { print s / n }'; }
 floor_cpu=$(mean "${cpu_sum[floor]}")
 for target in $targets; do
-  case $target in hit_tls) plain=hit ;; relay_server | relay_both) plain=relay ;; *) plain=$target ;; esac
+  case $target in hit_tls | hit_zlib) plain=hit ;; relay_server | relay_both | relay_zlib) plain=relay ;; *) plain=$target ;; esac
   awk -v target="$target" -v c="$(mean "${cpu_sum[$target]}")" -v q="$(mean "${qps_sum[$target]}")" \
     -v f="$floor_cpu" -v p="$(mean "${cpu_sum[$plain]}")" \
     'BEGIN { printf "| %s | %.0f | %.1f | %.2f | %.2f |\n", target, q, c, c / f, c / p }'
