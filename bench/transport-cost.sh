@@ -102,8 +102,8 @@ sb() {
     --mysql-compression="$(compression_of "$target")" --time="$time" run)
 }
 
-# Every key cached before measuring (the compressing client's session is another's: the cache
-# keeps its results apart only by capabilities that shape replies, and compression does not).
+# Every key cached before measuring (TLS and compression change no reply's packets, so the
+# clients of all three hit targets share these results).
 sb hit 3 >/dev/null
 sb hit_tls 3 >/dev/null
 sb hit_zlib 3 >/dev/null
