@@ -26,6 +26,19 @@ export default tseslint.config(
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
   {
+    // The live page's script runs in a browser, as a classic script, beside uPlot's.
+    files: ['src/metrics/page/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        fetch: 'readonly',
+        setTimeout: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
+  {
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a machine that has only Node (any version) and apt: the Debian packages nicecache's
 # tests and benchmarks use (MariaDB server, client and test suite, sysbench, xmllint, promtool,
-# openssl, PyMySQL) when missing, then the npm packages, which include the Node 24 the project runs on.
+# openssl, Chromium, PyMySQL) when missing, then the npm packages, which include the Node 24 the project runs on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,8 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 # openssl: the TLS tests make their certificate with it.
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# Chromium: the tests load the live page (the metrics port's /) in it, headless.
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 # PyMySQL: the tests check that Python clients print nicecache's own errors whole.
 /usr/bin/python3 -c 'import pymysql' >/dev/null 2>&1 || missing+=(python3-pymysql)
 if [ ${#missing[@]} -gt 0 ]; then

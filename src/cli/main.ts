@@ -226,7 +226,9 @@ async function runProxy(args: string[]): Promise<void> {
         { cause: error },
       );
     }
-    log.info(`metrics on http://${metrics.host}:${metrics.port}/metrics`);
+    log.info(
+      `metrics on http://${metrics.host}:${metrics.port}/metrics, the live page on http://${metrics.host}:${metrics.port}/`,
+    );
   }
   let stopping = false;
   const stop = (signal: string): void => {

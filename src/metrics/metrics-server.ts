@@ -7,8 +7,14 @@
  * The process's own CPU, memory and start time are given under Prometheus's standard names
  * (prom-client's default Node metrics are left out: some of its gauges end in `_total`, which
  * `promtool check metrics` rejects).
+ *
+ * `/` is a live page for people (page/): tiles, uPlot charts and the top digests, polled from
+ * `/api/live` (live-snapshot.ts) once a second. Its files, uPlot's included, are served from
+ * this installation: the page needs no network beyond the proxy.
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
@@ -18,6 +24,7 @@ import type { DigestRow } from '../cache/statement-digests.ts';
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
+import { liveSnapshot } from './live-snapshot.ts';
 
 export interface MetricsSources {
   /** The shared counters over every worker (the cache's stay 0 while it is off). */
@@ -271,13 +278,36 @@ export function buildRegistry(sources: MetricsSources): Registry {
   return registry;
 }
 
-/** Serves `/metrics` and `/api/digests` (JSON) on `listen`; resolves once listening. */
+/** A file of the live page: its bytes, read once at start, and its content type. */
+interface PageFile {
+  body: Buffer;
+  type: string;
+}
+
+function pageFiles(): Map<string, PageFile> {
+  const own = (name: string): Buffer => readFileSync(new URL(`./page/${name}`, import.meta.url));
+  const uplot = (name: string): Buffer =>
+    readFileSync(createRequire(import.meta.url).resolve(`uplot/dist/${name}`));
+  return new Map([
+    ['/', { body: own('index.html'), type: 'text/html; charset=utf-8' }],
+    ['/live.js', { body: own('live.js'), type: 'text/javascript; charset=utf-8' }],
+    ['/live.css', { body: own('live.css'), type: 'text/css; charset=utf-8' }],
+    ['/uplot.js', { body: uplot('uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' }],
+    ['/uplot.css', { body: uplot('uPlot.min.css'), type: 'text/css; charset=utf-8' }],
+  ]);
+}
+
+/**
+ * Serves `/metrics`, `/api/digests` and `/api/live` (JSON), and the live page at `/`, on
+ * `listen`; resolves once listening.
+ */
 export async function startMetricsServer(
   listen: HostPort,
   sources: MetricsSources,
   log: Logger,
 ): Promise<MetricsServer> {
   const registry = buildRegistry(sources);
+  const files = pageFiles();
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?', 1)[0];
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -297,10 +327,32 @@ export async function startMetricsServer(
       );
       return;
     }
+    if (path === '/api/live') {
+      liveSnapshot(sources).then(
+        (snapshot) => {
+          response.writeHead(200, {
+            'Content-Type': 'application/json',
+            'Cache-Control': 'no-store',
+          });
+          response.end(request.method === 'HEAD' ? undefined : JSON.stringify(snapshot));
+        },
+        (error: Error) => {
+          log.warn(`live: ${error.message}`);
+          response.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${error.message}\n`);
+        },
+      );
+      return;
+    }
+    const file = path === undefined ? undefined : files.get(path);
+    if (file !== undefined) {
+      response.writeHead(200, { 'Content-Type': file.type, 'Content-Length': file.body.length });
+      response.end(request.method === 'HEAD' ? undefined : file.body);
+      return;
+    }
     if (path !== '/metrics') {
       response
         .writeHead(404, { 'Content-Type': 'text/plain' })
-        .end('not found: try /metrics or /api/digests\n');
+        .end('not found: try /, /metrics, /api/live or /api/digests\n');
       return;
     }
     registry.metrics().then(
