@@ -7,6 +7,10 @@
  * records the totals at that moment in one more region, and SHOW STATUS shows what was added
  * since. As on the server, it resets the counters and leaves the gauges (results and memory in
  * the cache now) alone.
+ *
+ * Each region also holds the latency histograms /metrics serves (Latency): a bucket's count, and
+ * the sum of the observations, per histogram. They are totals Prometheus takes differences of:
+ * FLUSH STATUS leaves them alone.
  */
 
 /** Counters, each one word per worker. */
@@ -92,7 +96,38 @@ export const BYPASS_NAMES = [
   'reply',
   'binlog_behind',
 ] as const;
-const WORDS_PER_WORKER = COUNTERS + BYPASS_NAMES.length;
+
+/** The latency histograms. */
+export const Latency = {
+  /**
+   * Commands the proxy answered itself (hits, mostly), from routing to the reply handed to the
+   * socket: timed for one routed command in ANSWER_SAMPLE_EVERY (a clock read on every hit
+   * would be the hit path's one timer read).
+   */
+  ANSWER: 0,
+  /** Cacheable SELECTs that missed, from being sent to the server to the end of its reply. */
+  MISS: 1,
+} as const;
+export const LATENCY_NAMES = ['answer', 'miss'] as const;
+/** One routed command in this many has its answer timed, when the proxy answers it. */
+export const ANSWER_SAMPLE_EVERY = 64;
+
+/** Upper bounds of the latency buckets, in seconds (Prometheus's `le`); +Inf follows. */
+export const LATENCY_BOUNDS = [
+  0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+  0.25, 0.5, 1, 2.5, 5, 10,
+] as const;
+/** Per histogram: a count per bucket (+Inf last), then the sum. */
+const LATENCY_WORDS = LATENCY_BOUNDS.length + 2;
+const LATENCY_BASE = COUNTERS + BYPASS_NAMES.length;
+const WORDS_PER_WORKER = LATENCY_BASE + LATENCY_NAMES.length * LATENCY_WORDS;
+
+/** A histogram summed over every worker: cumulative counts per bound (+Inf last), as Prometheus has them. */
+export interface LatencyTotals {
+  cumulative: number[];
+  count: number;
+  sum: number;
+}
 
 /** Gauges say how things are now: FLUSH STATUS leaves them alone, as the server's NOFLUSH ones. */
 const GAUGES: ReadonlySet<number> = new Set([
@@ -138,6 +173,27 @@ export class CacheStats {
 
   bypass(reason: number): void {
     this.#words[this.#base + COUNTERS + reason]! += 1;
+  }
+
+  /** One observation of `seconds` in a Latency histogram. */
+  observe(histogram: number, seconds: number): void {
+    let bucket = 0;
+    while (bucket < LATENCY_BOUNDS.length && seconds > LATENCY_BOUNDS[bucket]!) bucket++;
+    const at = this.#base + LATENCY_BASE + histogram * LATENCY_WORDS;
+    this.#words[at + bucket]! += 1;
+    this.#words[at + LATENCY_WORDS - 1]! += seconds;
+  }
+
+  /** A Latency histogram over every worker. */
+  latency(histogram: number): LatencyTotals {
+    const at = LATENCY_BASE + histogram * LATENCY_WORDS;
+    const cumulative: number[] = [];
+    let count = 0;
+    for (let bucket = 0; bucket <= LATENCY_BOUNDS.length; bucket++) {
+      count += this.total(at + bucket);
+      cumulative.push(count);
+    }
+    return { cumulative, count, sum: this.total(at + LATENCY_WORDS - 1) };
   }
 
   /** One worker's value. */

@@ -18,8 +18,9 @@ import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
-import { BYPASS_NAMES, Counter } from '../cache/cache-stats.ts';
-import type { CacheStats } from '../cache/cache-stats.ts';
+import type { Metric } from 'prom-client';
+import { BYPASS_NAMES, Counter, LATENCY_BOUNDS, Latency } from '../cache/cache-stats.ts';
+import type { CacheStats, LatencyTotals } from '../cache/cache-stats.ts';
 import type { DigestRow } from '../cache/statement-digests.ts';
 import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { HostPort } from '../cli/config.ts';
@@ -67,6 +68,47 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
       this.set(read());
     },
   });
+}
+
+/**
+ * A histogram read from the workers' shared buckets at scrape time. prom-client's own Histogram
+ * counts observations made in this thread; the registry takes any metric that says what it is
+ * and gives its values, which is what this object does.
+ */
+function sharedHistogram(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => LatencyTotals,
+): void {
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    reset(): void {},
+    get() {
+      const totals = read();
+      const bucket = `${name}_bucket`;
+      return {
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [
+          ...LATENCY_BOUNDS.map((bound, index) => ({
+            metricName: bucket,
+            labels: { le: String(bound) },
+            value: totals.cumulative[index]!,
+          })),
+          { metricName: bucket, labels: { le: '+Inf' }, value: totals.count },
+          { metricName: `${name}_sum`, labels: {}, value: totals.sum },
+          { metricName: `${name}_count`, labels: {}, value: totals.count },
+        ],
+      };
+    },
+  };
+  registry.registerMetric(metric as unknown as Metric);
 }
 
 /** The registry of every nicecache metric, read from `sources` at each scrape. */
@@ -199,6 +241,23 @@ export function buildRegistry(sources: MetricsSources): Registry {
     'nicecache_cache_budget_bytes',
     'The cache budget, --query-cache-size.',
     () => sources.budgetBytes,
+  );
+  const empty: LatencyTotals = {
+    cumulative: LATENCY_BOUNDS.map(() => 0),
+    count: 0,
+    sum: 0,
+  };
+  sharedHistogram(
+    registry,
+    'nicecache_answer_duration_seconds',
+    'Commands the proxy answered itself (cache hits, and the transaction commands it answers), from routing to the reply handed to the socket; one routed command in 64 is timed.',
+    () => stats?.latency(Latency.ANSWER) ?? empty,
+  );
+  sharedHistogram(
+    registry,
+    'nicecache_miss_duration_seconds',
+    'Cacheable SELECTs that missed, from being sent to the server to the end of its reply.',
+    () => stats?.latency(Latency.MISS) ?? empty,
   );
   totalCounter(
     registry,

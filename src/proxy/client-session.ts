@@ -19,6 +19,7 @@
  */
 import type { Socket } from 'node:net';
 import type { SecureContext } from 'node:tls';
+import { ANSWER_SAMPLE_EVERY, Latency } from '../cache/cache-stats.ts';
 import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
@@ -115,6 +116,9 @@ interface Pending {
  * StatementRouter.acceptDiscarded).
  */
 type InternalKind = 'probe' | 'replay' | 'transaction' | 'discard';
+
+/** Routed commands left before the next one whose answer is timed (see ANSWER_SAMPLE_EVERY). */
+let answerSampleCountdown = ANSWER_SAMPLE_EVERY;
 
 /** A BEGIN or COMMIT reply kept for answering later is one short OK packet. */
 const LEARNED_REPLY_LIMIT = 64;
@@ -521,6 +525,11 @@ export class ClientSession {
         this.#hold(packet.raw!, false);
         return;
       }
+      // One routed command in ANSWER_SAMPLE_EVERY is timed, should the proxy answer it.
+      const timedFrom =
+        --answerSampleCountdown === 0
+          ? ((answerSampleCountdown = ANSWER_SAMPLE_EVERY), performance.now())
+          : -1;
       // The first packet of a 16 MB+ command is routed too, without its continuations.
       const route =
         packet.length < MAX_PACKET_PAYLOAD
@@ -538,6 +547,10 @@ export class ClientSession {
       switch (route.action) {
         case 'answer':
           this.#answer(route.bytes);
+          if (timedFrom >= 0) {
+            const seconds = (performance.now() - timedFrom) / 1000;
+            this.#options.cache!.cache.stats.observe(Latency.ANSWER, seconds);
+          }
           return;
         case 'probe':
           this.#sendInternal('probe', Buffer.from(route.sql, 'utf8'));

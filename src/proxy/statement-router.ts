@@ -8,7 +8,7 @@
  * tables it cannot tell invalidates everything.
  */
 import type { FollowerStatus } from '../binlog/follower-status.ts';
-import { Bypass, Counter } from '../cache/cache-stats.ts';
+import { Bypass, Counter, Latency } from '../cache/cache-stats.ts';
 import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
@@ -102,6 +102,8 @@ export interface CommandPlan {
   /** The statement's digest record and when it was sent (performance.now()), for its time. */
   digest?: DigestRecord;
   sentAt?: number;
+  /** A cacheable SELECT that missed: its time goes to the miss latency histogram too. */
+  missed?: boolean;
 }
 
 export type Route =
@@ -458,6 +460,7 @@ export class StatementRouter {
     if (route.action === 'forward' && route.plan !== null) {
       route.plan.digest = record;
       route.plan.sentAt = performance.now();
+      route.plan.missed = this.#readOutcome === READ_MISS;
     }
   }
 
@@ -999,7 +1002,9 @@ export class StatementRouter {
   onReply(plan: CommandPlan, tracker: ReplyTracker): void {
     const info = plan.info;
     if (plan.digest !== undefined) {
-      plan.digest.addServerTime((performance.now() - plan.sentAt!) * 1000);
+      const micros = (performance.now() - plan.sentAt!) * 1000;
+      plan.digest.addServerTime(micros);
+      if (plan.missed === true) this.#cache.stats.observe(Latency.MISS, micros / 1e6);
     }
     const failed = tracker.failed;
     if (failed || tracker.warnings !== 0) {

@@ -162,6 +162,42 @@ describe('--metrics', () => {
     assert.fail('the closed connection is still counted as open');
   });
 
+  test('hit and miss latency histograms fill with traffic, cumulative as Prometheus reads them', async () => {
+    const histogram = (samples: Map<string, number>, name: string) => {
+      const buckets = [...samples]
+        .filter(([key]) => key.startsWith(`${name}_bucket{`))
+        .map(([, value]) => value);
+      return {
+        buckets,
+        count: samples.get(`${name}_count`)!,
+        sum: samples.get(`${name}_sum`)!,
+      };
+    };
+    const answer = 'nicecache_answer_duration_seconds';
+    const miss = 'nicecache_miss_duration_seconds';
+    const before = await scrape(url);
+    // Five reads the cache has never seen: five misses, each timed.
+    for (let i = 0; i < 5; i++) await client.query(`SELECT v, ${i} AS n FROM t WHERE id = 1`);
+    // Then hits: one routed command in 64 is timed on its worker, all of them hits here.
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 5; i++) await client.query(`SELECT v, ${i} AS n FROM t WHERE id = 1`);
+    }
+    const after = await scrape(url);
+    assert.equal(histogram(after, miss).count - histogram(before, miss).count, 5);
+    assert.ok(histogram(after, miss).sum > histogram(before, miss).sum);
+    const answered = histogram(after, answer).count - histogram(before, answer).count;
+    // 100 hits on one worker: at least one in 64 timed, whatever the countdown stood at.
+    assert.ok(answered >= 1 && answered <= 2, `${answered} hits timed`);
+    for (const name of [answer, miss]) {
+      const { buckets, count } = histogram(after, name);
+      assert.equal(buckets.length, 20, `${name}: 19 bounds and +Inf`);
+      buckets.forEach((value, index) => assert.ok(index === 0 || value >= buckets[index - 1]!));
+      assert.equal(buckets.at(-1), count, `${name}: +Inf is the count`);
+    }
+    const checked = promtoolCheck(await (await fetch(url)).text());
+    assert.equal(checked.status, 0, checked.output);
+  });
+
   test('the process figures, and nothing but /metrics', async () => {
     const samples = await scrape(url);
     assert.ok(samples.get('process_cpu_seconds_total')! > 0);
