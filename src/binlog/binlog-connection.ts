@@ -8,7 +8,7 @@
 import { Command } from '../protocol/constants.ts';
 import type { LowerCaseTableNames } from '../sql/table-ref.ts';
 import { MysqlConnection, ServerError } from '../upstream/mysql-connection.ts';
-import type { BackendAddress } from '../proxy/client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { AdminAccount } from '../proxy/schema-catalog.ts';
 import { GtidPosition } from './gtid-position.ts';
 

@@ -26,7 +26,7 @@ import type { CacheStats } from '../cache/cache-stats.ts';
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { PacketHeader } from '../protocol/constants.ts';
 import { readErr } from '../protocol/generic-packets.ts';
-import type { BackendAddress } from '../proxy/client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from '../proxy/log.ts';
 import { EVERYTHING, qualify } from '../proxy/schema-catalog.ts';
 import type { AdminAccount, SchemaCatalog } from '../proxy/schema-catalog.ts';

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { CacheStats } from '../cache/cache-stats.ts';
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import type { BinlogMode } from '../cli/config.ts';
-import type { BackendAddress } from '../proxy/client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from '../proxy/log.ts';
 import { SchemaCatalog } from '../proxy/schema-catalog.ts';
 import type { AdminAccount } from '../proxy/schema-catalog.ts';

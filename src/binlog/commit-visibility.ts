@@ -13,7 +13,7 @@
  * read view opened after it.
  * @see https://mariadb.com/kb/en/enhancements-for-start-transaction-with-consistent-snapshot/
  */
-import type { BackendAddress } from '../proxy/client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { AdminAccount } from '../proxy/schema-catalog.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 

@@ -4,7 +4,7 @@
  * two polls, so a missed poll loses no count.
  */
 import { Counter } from '../cache/cache-stats.ts';
-import type { MetricsSources } from './metrics-server.ts';
+import type { MetricsSources } from './metrics-sources.ts';
 
 /** How many digests the page lists: the most executed. */
 export const LIVE_DIGESTS = 10;

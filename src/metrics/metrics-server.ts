@@ -21,24 +21,10 @@ import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
 import type { Metric } from 'prom-client';
 import { BYPASS_NAMES, Counter, LATENCY_BOUNDS, Latency } from '../cache/cache-stats.ts';
 import type { CacheStats, LatencyTotals } from '../cache/cache-stats.ts';
-import type { DigestRow } from '../cache/statement-digests.ts';
-import type { FollowerStatus } from '../binlog/follower-status.ts';
 import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
 import { liveSnapshot } from './live-snapshot.ts';
-
-export interface MetricsSources {
-  /** The shared counters over every worker (the cache's stay 0 while it is off). */
-  stats: CacheStats | null;
-  /** The cache's budget in bytes (0 when off). */
-  budgetBytes: number;
-  /** The binlog follower's status; null without one. */
-  follower: FollowerStatus | null;
-  /** Workers replaced after they exited, since the start. */
-  workerRestarts: () => number;
-  /** Per-statement digests over every worker, the most executed first (statement-digests.ts). */
-  digests: () => Promise<DigestRow[]>;
-}
+import type { MetricsSources } from './metrics-sources.ts';
 
 export interface MetricsServer {
   host: string;

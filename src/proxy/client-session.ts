@@ -45,7 +45,7 @@ import { readTextRows } from '../protocol/text-rows.ts';
 import type { Logger } from './log.ts';
 import { startClientTls, startServerTls } from '../protocol/tls-over-reads.ts';
 import type { TlsOverReads } from '../protocol/tls-over-reads.ts';
-import type { ServerTls } from '../upstream/mysql-connection.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
@@ -58,13 +58,6 @@ import {
   adoptReading,
   connectReading,
 } from './socket-reads.ts';
-
-export interface BackendAddress {
-  host: string;
-  port: number;
-  /** TLS to the server (--backend-tls); null or absent: every connection to it stays plain. */
-  tls?: ServerTls | null;
-}
 
 export interface SessionOptions {
   backend: BackendAddress;

@@ -12,7 +12,7 @@ import { FillAdmission } from '../cache/fill-admission.ts';
 import { ResultStore } from '../cache/result-store.ts';
 import { mergeDigests } from '../cache/statement-digests.ts';
 import type { DigestRow } from '../cache/statement-digests.ts';
-import type { BackendAddress } from './client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { CacheSettings, TlsCredentials } from './worker-protocol.ts';
 import type { Logger } from './log.ts';
 import { acquirePortLock } from './port-lock.ts';

@@ -22,7 +22,7 @@ import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import { loadSchemaSnapshot } from '../upstream/schema-metadata.ts';
-import type { BackendAddress } from './client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from './log.ts';
 
 export interface AdminAccount {

@@ -12,7 +12,7 @@
 import { backendUnreachableMessage } from '../protocol/errors.ts';
 import { globalPrivileges, currentAccount, probeGreeting } from '../upstream/backend-check.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
-import type { BackendAddress } from './client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from './log.ts';
 import type { AdminAccount } from './schema-catalog.ts';
 

@@ -4,7 +4,7 @@
  */
 import type { QueryCacheType } from '../cache/query-cache.ts';
 import type { DigestRow } from '../cache/statement-digests.ts';
-import type { BackendAddress } from './client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { AdminAccount } from './schema-catalog.ts';
 import type { LogFormat } from './log.ts';
 

@@ -14,7 +14,7 @@
  */
 import type { InvalidationRegistry, ReleasedMarks } from '../cache/invalidation-registry.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
-import type { BackendAddress } from './client-session.ts';
+import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from './log.ts';
 import type { AdminAccount } from './schema-catalog.ts';
 
