@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
 import type { Metric } from 'prom-client';
 import { BYPASS_NAMES, Counter, LATENCY_BOUNDS, Latency } from '../cache/cache-stats.ts';
-import type { CacheStats, LatencyTotals } from '../cache/cache-stats.ts';
+import type { LatencyTotals } from '../cache/cache-stats.ts';
 import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
 import { liveSnapshot } from './live-snapshot.ts';
