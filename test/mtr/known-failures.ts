@@ -5,7 +5,7 @@
  * so the list never outlives the defect. Unlike accepted differences (inherent to any proxy),
  * every entry here is a defect of nicecache's.
  *
- * One entry a line: `TEST MODE[,MODE] -- WHAT AND WHY` (MODE: cache-on, cache-off).
+ * One entry a line: `TEST MODE[,MODE] -- WHAT AND WHY` (MODE: cache-on, cache-off, compressed).
  */
 import { readEntries } from './entry-file.ts';
 
@@ -15,7 +15,8 @@ export interface KnownFailure {
   reason: string;
 }
 
-const ENTRY = /^(\S+)\s+((?:cache-on|cache-off)(?:,(?:cache-on|cache-off))*)\s+--\s+(.+)$/;
+const ENTRY =
+  /^(\S+)\s+((?:cache-on|cache-off|compressed)(?:,(?:cache-on|cache-off|compressed))*)\s+--\s+(.+)$/;
 
 export function readKnownFailures(file: string): Map<string, KnownFailure> {
   const entries = new Map<string, KnownFailure>();

@@ -24,6 +24,8 @@ export interface RunOptions {
   tree: string;
   vardir: string;
   port: number;
+  /** More options for mysql-test-run (--compress). */
+  mtrArgs?: readonly string[];
   /** Where the `.reject` files of this run are kept. */
   rejectDir: string;
   /** Puts the server back after a failed test. */
@@ -63,6 +65,7 @@ export async function runTests(
         '--max-test-fail=1',
         '--retry=0',
         `--testcase-timeout=${options.testTimeoutMinutes}`,
+        ...(options.mtrArgs ?? []),
         ...(options.record === true ? ['--record'] : []),
         ...remaining.map((test) => `main.${test}`),
       ],

@@ -2,11 +2,13 @@
  * MariaDB's own regression suite (mysql-test-run, the `main` tests) through nicecache.
  *
  * Starts a server bootstrapped by mtr, then runs the tests against it directly, through
- * nicecache with its cache on, and through nicecache with its cache off (relay only), and fails
+ * nicecache with its cache on, through nicecache with its cache off (relay only), and with the
+ * cache on over the compressed protocol (mtr's --compress: every connection of every test), and fails
  * when a test that passes directly fails through the proxy with differences no accepted entry
  * explains, or when a test that fails directly fails differently through the proxy.
  *
- *   node test/mtr/run-suite.ts [--list FILE | --sample | --tests a,b,c] [--modes direct,cache-on,cache-off]
+ *   node test/mtr/run-suite.ts [--list FILE | --sample | --tests a,b,c]
+ *                              [--modes direct,cache-on,cache-off,compressed]
  *                              [--accepted FILE] [--known FILE] [--report FILE] [--keep]
  *                              [--test-timeout MINUTES]
  *
@@ -39,11 +41,13 @@ import { compareResults, readAcceptedDifferences } from './result-diff.ts';
 
 const here = new URL('.', import.meta.url).pathname;
 
+/** Each mode's proxy options (null: the server directly) and mysql-test-run options. */
 const MODES = {
-  direct: null,
-  'cache-on': [] as string[],
-  'cache-off': ['--query-cache-size', '0'],
-} as const;
+  direct: { proxy: null, mtr: [] },
+  'cache-on': { proxy: [], mtr: [] },
+  'cache-off': { proxy: ['--query-cache-size', '0'], mtr: [] },
+  compressed: { proxy: [], mtr: ['--compress'] },
+} as const satisfies Record<string, { proxy: readonly string[] | null; mtr: readonly string[] }>;
 type Mode = keyof typeof MODES;
 
 /** Families the issue sampled whole; the rest is taken at this stride. */
@@ -55,7 +59,7 @@ const { values } = parseArgs({
     list: { type: 'string' },
     sample: { type: 'boolean', default: false },
     tests: { type: 'string' },
-    modes: { type: 'string', default: 'direct,cache-on,cache-off' },
+    modes: { type: 'string', default: 'direct,cache-on,cache-off,compressed' },
     accepted: { type: 'string', default: join(here, 'accepted-differences.txt') },
     known: { type: 'string', default: join(here, 'known-failures.txt') },
     report: { type: 'string' },
@@ -164,7 +168,7 @@ async function main(): Promise<number> {
     };
     for (const mode of modes) {
       const started = performance.now();
-      const proxyArgs = MODES[mode];
+      const proxyArgs = MODES[mode].proxy;
       let port = server.port;
       if (proxyArgs !== null) {
         proxy = await startProxyProcess({
@@ -181,6 +185,7 @@ async function main(): Promise<number> {
         tree: copy.tree,
         vardir,
         port,
+        mtrArgs: MODES[mode].mtr,
         rejectDir: join(copy.work, 'rejects', mode),
         reset,
         serverAlive: () =>
@@ -190,7 +195,7 @@ async function main(): Promise<number> {
         testTimeoutMinutes: Number(values['test-timeout']),
         onResult: (test: string, result: TestResult) =>
           log(
-            `${mode.padEnd(9)} main.${test.padEnd(36)} ${result.outcome} ${result.detail}`.trimEnd(),
+            `${mode.padEnd(10)} main.${test.padEnd(36)} ${result.outcome} ${result.detail}`.trimEnd(),
           ),
       };
       // Derived tests have no result file until the direct run records one.
@@ -244,7 +249,7 @@ async function main(): Promise<number> {
     const count = (outcome: string): number =>
       [...modeResults.values()].filter((result) => result.outcome === outcome).length;
     log(
-      `${mode.padEnd(9)} pass ${count('pass')}  fail ${count('fail')}  skipped ${count('skipped')}  not run ${count('not run')}  (${minutes.get(mode)?.toFixed(1)} min)`,
+      `${mode.padEnd(10)} pass ${count('pass')}  fail ${count('fail')}  skipped ${count('skipped')}  not run ${count('not run')}  (${minutes.get(mode)?.toFixed(1)} min)`,
     );
   }
   for (const mode of modes) {
@@ -269,7 +274,7 @@ async function main(): Promise<number> {
         !failing.has(test),
     ).length;
     log(
-      `${mode.padEnd(9)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy, ${accepted} more with accepted differences only, ${knownHere} known failures`,
+      `${mode.padEnd(10)} ${both} of the ${passedDirectly} tests that pass directly pass through the proxy, ${accepted} more with accepted differences only, ${knownHere} known failures`,
     );
   }
   for (const line of verdict.lines) log(line);
