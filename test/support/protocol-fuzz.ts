@@ -220,7 +220,10 @@ interface Lane {
   caseName: string;
 }
 
-/** A fuzz connection logged in as the fuzz account; odd lanes use DEPRECATE_EOF. */
+/**
+ * A fuzz connection logged in as the fuzz account; odd lanes use DEPRECATE_EOF, and lanes 2 and
+ * 3 of every four the compressed protocol (their cases go in compressed packets, a piece each).
+ */
 function loginLane(target: Target, lane: number): Promise<RawClient> {
   return RawClient.connect({
     ...target,
@@ -228,6 +231,7 @@ function loginLane(target: Target, lane: number): Promise<RawClient> {
     password: FUZZ_PASSWORD,
     database: FUZZ_DB,
     deprecateEof: lane % 2 === 1,
+    compress: (lane & 2) !== 0,
   });
 }
 
@@ -296,7 +300,10 @@ async function runCase(
     remember(lane, describeCase(fuzz, lane.templates));
     const partnerDone =
       fuzz.partner && reuse ? await startPartnerMiss(target, lane, timeoutMs) : null;
-    await writePieces(client.socket, encoded.pieces);
+    await writePieces(
+      client.socket,
+      encoded.pieces.map((piece) => client.frame(piece)),
+    );
     let outcome: Outcome;
     if (encoded.partial) {
       outcome = await awaitCloseAfterEnd(client, timeoutMs);

@@ -164,7 +164,12 @@ export class RawClient {
 
   /** Writes packets as they are, in compressed packets when the login asked for them. */
   writeRaw(bytes: Buffer): void {
-    this.socket.write(this.#compression === null ? bytes : this.#compression.wrap(bytes));
+    this.socket.write(this.frame(bytes));
+  }
+
+  /** The bytes as this connection carries them: in a compressed packet when it is compressed. */
+  frame(bytes: Buffer): Buffer {
+    return this.#compression === null ? bytes : this.#compression.wrap(bytes);
   }
 
   async login(options: RawClientOptions): Promise<void> {
