@@ -35,10 +35,17 @@ export class CompressedPackets {
   #sequence = 0;
   readonly #header = Buffer.alloc(COMPRESSED_HEADER_LENGTH);
   #headerFill = 0;
-  /** The payload of a packet split across reads, while it is collected; null between packets. */
-  #collect: Buffer | null = null;
-  #collectFill = 0;
+  /** Inside a packet's payload: its header has been read. */
+  #inPayload = false;
+  /** Bytes of the payload still to come. */
+  #remaining = 0;
+  /** The current packet's length once inflated; 0: it was sent as it is. */
   #inflatedLength = 0;
+  /**
+   * A deflated payload split across reads, in copies of its pieces: they are inflated together
+   * once the last comes. Only what has arrived is held, whatever length the header announced.
+   */
+  #pieces: Buffer[] = [];
 
   /** A new command starts the numbering again: what a client does before each command. */
   restartSequence(): void {
@@ -46,28 +53,23 @@ export class CompressedPackets {
   }
 
   /**
-   * Takes one read's bytes (the first `length` of `buffer`) and hands each complete packet's
-   * bytes to `deliver`, in order: a packet sent as it is and whole in the read as a view of it,
-   * the others inflated or collected into buffers of their own. Throws a ProxyError for a packet
-   * that does not inflate to the length its header says.
+   * Takes one read's bytes (the first `length` of `buffer`) and hands the bytes the packets
+   * carry to `deliver`, in order: what was sent as it is as views of the read, as it arrives
+   * (the framer after it assembles packets cut anywhere); a deflated payload once it is whole,
+   * inflated. Throws a ProxyError for a payload that does not inflate to the length its header
+   * says.
    */
   read(buffer: Buffer, length: number, deliver: InflatedHandler): void {
     let at = 0;
     while (at < length) {
-      if (this.#collect === null) {
+      if (!this.#inPayload) {
+        let header: Buffer;
+        let from: number;
         if (this.#headerFill === 0 && length - at >= COMPRESSED_HEADER_LENGTH) {
           // The common case: the header is whole in the read.
-          const wireLength = buffer.readUIntLE(at, 3);
-          this.#sequence = (buffer[at + 3]! + 1) & 0xff;
-          this.#inflatedLength = buffer.readUIntLE(at + 4, 3);
+          header = buffer;
+          from = at;
           at += COMPRESSED_HEADER_LENGTH;
-          if (length - at >= wireLength) {
-            this.#deliver(buffer.subarray(at, at + wireLength), deliver);
-            at += wireLength;
-            continue;
-          }
-          this.#collect = Buffer.allocUnsafe(wireLength);
-          this.#collectFill = 0;
         } else {
           const take = Math.min(COMPRESSED_HEADER_LENGTH - this.#headerFill, length - at);
           buffer.copy(this.#header, this.#headerFill, at, at + take);
@@ -75,29 +77,37 @@ export class CompressedPackets {
           at += take;
           if (this.#headerFill < COMPRESSED_HEADER_LENGTH) return;
           this.#headerFill = 0;
-          this.#sequence = (this.#header[3]! + 1) & 0xff;
-          this.#inflatedLength = this.#header.readUIntLE(4, 3);
-          this.#collect = Buffer.allocUnsafe(this.#header.readUIntLE(0, 3));
-          this.#collectFill = 0;
+          header = this.#header;
+          from = 0;
+        }
+        this.#remaining = header.readUIntLE(from, 3);
+        this.#sequence = (header[from + 3]! + 1) & 0xff;
+        this.#inflatedLength = header.readUIntLE(from + 4, 3);
+        this.#inPayload = true;
+      }
+      const take = Math.min(this.#remaining, length - at);
+      const piece = buffer.subarray(at, at + take);
+      at += take;
+      this.#remaining -= take;
+      const whole = this.#remaining === 0;
+      if (whole) this.#inPayload = false;
+      if (this.#inflatedLength === 0) {
+        if (take > 0) deliver(piece, take);
+      } else if (whole && this.#pieces.length === 0) {
+        this.#inflate(piece, deliver);
+      } else {
+        this.#pieces.push(Buffer.from(piece));
+        if (whole) {
+          const payload = Buffer.concat(this.#pieces);
+          this.#pieces = [];
+          this.#inflate(payload, deliver);
         }
       }
-      const collect = this.#collect;
-      const take = Math.min(collect.length - this.#collectFill, length - at);
-      buffer.copy(collect, this.#collectFill, at, at + take);
-      this.#collectFill += take;
-      at += take;
-      if (this.#collectFill < collect.length) return;
-      this.#collect = null;
-      this.#deliver(collect, deliver);
     }
   }
 
-  #deliver(payload: Buffer, deliver: InflatedHandler): void {
+  #inflate(payload: Buffer, deliver: InflatedHandler): void {
     const inflatedLength = this.#inflatedLength;
-    if (inflatedLength === 0) {
-      if (payload.length > 0) deliver(payload, payload.length);
-      return;
-    }
     let inflated: Buffer;
     try {
       // Bounded by the header's word: a small packet cannot inflate into gigabytes.
