@@ -15,43 +15,17 @@ import { CompressedPackets } from '../../src/protocol/compressed-packets.ts';
 import { PacketHeader } from '../../src/protocol/constants.ts';
 import { readErr } from '../../src/protocol/generic-packets.ts';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
-import {
-  BACKEND_DATABASE,
-  BACKEND_HOST,
-  BACKEND_PASSWORD,
-  BACKEND_PORT,
-  BACKEND_USER,
-} from '../support/env.ts';
+import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
 import { RawClient } from '../support/raw-client.ts';
+import { onServer } from '../support/server-statements.ts';
 
 const DB = 'nc_compress';
 
 let proxy: ProxyProcess;
 let dir: string;
 let savedLocalInfile = '';
-
-async function admin(sql: string[]): Promise<string[][]> {
-  const connection = await mysql.createConnection({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    user: BACKEND_USER,
-    password: BACKEND_PASSWORD,
-    database: BACKEND_DATABASE,
-    rowsAsArray: true,
-  });
-  const results: string[][] = [];
-  try {
-    for (const statement of sql) {
-      const [rows] = await connection.query(statement);
-      results.push(Array.isArray(rows) ? (rows as unknown[][]).map((row) => String(row[0])) : []);
-    }
-  } finally {
-    await connection.end();
-  }
-  return results;
-}
 
 function login(port: number, compress: boolean) {
   return {
@@ -96,8 +70,8 @@ function runCli(port: number, args: string[], input: string): { code: number | n
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nicecache-compress-'));
-  [[savedLocalInfile]] = (await admin(['SELECT @@GLOBAL.local_infile'])) as [[string]];
-  await admin([
+  [[savedLocalInfile]] = (await onServer(['SELECT @@GLOBAL.local_infile'])) as [[string]];
+  await onServer([
     'SET GLOBAL local_infile = 1',
     `DROP DATABASE IF EXISTS ${DB}`,
     `CREATE DATABASE ${DB}`,
@@ -110,7 +84,10 @@ before(async () => {
 
 after(async () => {
   await proxy?.stop();
-  await admin([`DROP DATABASE IF EXISTS ${DB}`, `SET GLOBAL local_infile = ${savedLocalInfile}`]);
+  await onServer([
+    `DROP DATABASE IF EXISTS ${DB}`,
+    `SET GLOBAL local_infile = ${savedLocalInfile}`,
+  ]);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -14,16 +14,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import {
-  BACKEND_DATABASE,
-  BACKEND_HOST,
-  BACKEND_PASSWORD,
-  BACKEND_PORT,
-  BACKEND_USER,
-} from '../support/env.ts';
+import { BACKEND_PASSWORD, BACKEND_USER } from '../support/env.ts';
 import { metricsUrl } from '../support/metrics.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
+import { onServer } from '../support/server-statements.ts';
 
 const DB = 'nc_live';
 const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -45,21 +40,6 @@ function chromiumPath(): string {
     'no Chromium found (Debian package "chromium"; bash scripts/setup.sh installs it, or set NICECACHE_CHROMIUM)',
   );
   return found;
-}
-
-async function admin(sql: string[]): Promise<void> {
-  const connection = await mysql.createConnection({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    user: BACKEND_USER,
-    password: BACKEND_PASSWORD,
-    database: BACKEND_DATABASE,
-  });
-  try {
-    for (const statement of sql) await connection.query(statement);
-  } finally {
-    await connection.end();
-  }
 }
 
 /** Reads through the proxy (hits, once stored) and a write to another table now and then. */
@@ -108,7 +88,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nicecache-live-'));
-  await admin([
+  await onServer([
     `DROP DATABASE IF EXISTS ${DB}`,
     `CREATE DATABASE ${DB}`,
     `CREATE TABLE ${DB}.live_probe_table (id INT PRIMARY KEY, v INT)`,
@@ -120,6 +100,7 @@ before(async () => {
   proxy = await startProxyProcess({
     workers: 2,
     extraArgs: ['--metrics', '127.0.0.1:0', '--admin-user', BACKEND_USER],
+    env: { NICECACHE_ADMIN_PASSWORD: BACKEND_PASSWORD },
   });
   base = metricsUrl(proxy).replace(/\/metrics$/, '');
   browser = await chromium.launch({
@@ -136,7 +117,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await proxy?.stop();
-  await admin([`DROP DATABASE IF EXISTS ${DB}`]);
+  await onServer([`DROP DATABASE IF EXISTS ${DB}`]);
   rmSync(dir, { recursive: true, force: true });
 });
 
