@@ -50,27 +50,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start NAME DIR COMMAND...: runs a server in the background, waits for its "listening on"
-# line, and sets NAME_pid and NAME_port.
-start() {
-  local name=$1 dir=$2
-  shift 2
-  local log
-  log=$(mktemp)
-  logs+=("$log")
-  (cd "$dir" && exec "$@") >"$log" 2>&1 &
-  local pid=$!
-  pids+=("$pid")
-  local listen_port
-  listen_port=$(listening_port "$log") || exit 1
-  printf -v "${name}_pid" %s "$pid"
-  printf -v "${name}_port" %s "$listen_port"
-}
-
 proxy() {
   local dir=$1
   shift
-  start "$@" "$dir" node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" \
+  start_listener "$@" "$dir" node src/cli/main.ts proxy --listen 127.0.0.1:0 --backend "$backend" \
     --workers "$workers" "${proxy_args[@]}"
 }
 
@@ -78,7 +61,7 @@ mariadb -h"$host" -P"$port" -uroot -e "DROP DATABASE IF EXISTS $db; CREATE DATAB
 sysbench oltp_point_select --db-driver=mysql --mysql-host="$host" --mysql-port="$port" \
   --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" prepare >/dev/null
 
-start floor . node bench/node-floor.ts 0
+start_listener floor . node bench/node-floor.ts 0
 proxy_args=(--query-cache-size 64M)
 proxy . hit
 proxy_args=(--query-cache-size 0)

@@ -24,3 +24,22 @@ stop_proxy() {
     proxy_pid=
   fi
 }
+
+# start_listener NAME DIR COMMAND...: runs COMMAND in directory DIR in the background, its output
+# in a temporary log, waits for its "listening on" line, and sets NAME_pid and NAME_port. The
+# script keeps the pids in `pids` and the logs in `logs` (arrays it declares), to end and remove
+# them.
+start_listener() {
+  local name=$1 dir=$2
+  shift 2
+  local log
+  log=$(mktemp)
+  logs+=("$log")
+  (cd "$dir" && exec "$@") >"$log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  local listen_port
+  listen_port=$(listening_port "$log") || exit 1
+  printf -v "${name}_pid" %s "$pid"
+  printf -v "${name}_port" %s "$listen_port"
+}

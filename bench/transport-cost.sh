@@ -32,10 +32,11 @@ command -v openssl >/dev/null || { echo "openssl is missing: apt-get install ope
 
 work=$(mktemp -d)
 pids=()
+logs=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
+  rm -rf "$work" "${logs[@]}"
 }
 trap cleanup EXIT
 
@@ -58,30 +59,15 @@ mariadb -h127.0.0.1 -P"$server_port" -uroot -e "CREATE DATABASE IF NOT EXISTS $d
 sysbench oltp_point_select --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$server_port" \
   --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" prepare >/dev/null
 
-# start NAME COMMAND...: runs a server in the background, waits for its "listening on" line,
-# and sets NAME_pid and NAME_port.
-start() {
-  local name=$1
-  shift
-  local log="$work/$name.log"
-  "$@" >"$log" 2>&1 &
-  local pid=$!
-  pids+=("$pid")
-  local listen_port
-  listen_port=$(listening_port "$log") || exit 1
-  printf -v "${name}_pid" %s "$pid"
-  printf -v "${name}_port" %s "$listen_port"
-}
-
 proxy() {
   local name=$1
   shift
-  start "$name" node src/cli/main.ts proxy --listen 127.0.0.1:0 \
+  start_listener "$name" . node src/cli/main.ts proxy --listen 127.0.0.1:0 \
     --backend "127.0.0.1:$server_port" --workers 1 "$@"
 }
 
 client_tls=(--tls-cert "$work/cert.pem" --tls-key "$work/key.pem")
-start floor node bench/node-floor.ts 0
+start_listener floor . node bench/node-floor.ts 0
 proxy hit --query-cache-size 64M --backend-tls off
 proxy hit_tls --query-cache-size 64M --backend-tls off "${client_tls[@]}"
 proxy relay --query-cache-size 0 --backend-tls off
