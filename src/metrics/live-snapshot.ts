@@ -28,7 +28,6 @@ export interface LiveSnapshot {
   hits: number;
   /** SELECTs sent to the server (stored afterwards or not). */
   misses: number;
-  inserts: number;
   invalidations: { write: number; everything: number; binlog: number };
   entries: number;
   bytes: number;
@@ -50,7 +49,6 @@ export async function liveSnapshot(sources: MetricsSources): Promise<LiveSnapsho
     cacheOn: sources.budgetBytes > 0,
     hits: total(Counter.HITS),
     misses: total(Counter.INSERTS) + total(Counter.NOT_CACHED),
-    inserts: total(Counter.INSERTS),
     invalidations: {
       write: total(Counter.INVALIDATIONS),
       everything: total(Counter.INVALIDATIONS_ALL),

@@ -19,7 +19,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter as PromCounter, Gauge, Registry } from 'prom-client';
 import type { Metric } from 'prom-client';
-import { BYPASS_NAMES, Counter, LATENCY_BOUNDS, Latency } from '../cache/cache-stats.ts';
+import {
+  ANSWER_SAMPLE_EVERY,
+  BYPASS_NAMES,
+  Counter,
+  LATENCY_BOUNDS,
+  Latency,
+} from '../cache/cache-stats.ts';
 import type { LatencyTotals } from '../cache/cache-stats.ts';
 import type { HostPort } from '../cli/config.ts';
 import type { Logger } from '../proxy/log.ts';
@@ -236,7 +242,7 @@ export function buildRegistry(sources: MetricsSources): Registry {
   sharedHistogram(
     registry,
     'nicecache_answer_duration_seconds',
-    'Commands the proxy answered itself (cache hits, and the transaction commands it answers), from routing to the reply handed to the socket; one routed command in 64 is timed.',
+    `Commands the proxy answered itself (cache hits, and the transaction commands it answers), from routing to the reply handed to the socket; one routed command in ${ANSWER_SAMPLE_EVERY} is timed.`,
     () => stats?.latency(Latency.ANSWER) ?? empty,
   );
   sharedHistogram(
