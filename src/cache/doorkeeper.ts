@@ -20,10 +20,15 @@ export class Doorkeeper {
     this.#resetAfter = resetAfter;
   }
 
-  /** Records a sighting of the text; true when its hash had been seen since the last reset. */
-  seenBefore(text: string): boolean {
+  /**
+   * Records a sighting of the text whose 32-bit hash (FNV-1a, say) is `textHash`; true when that
+   * hash had been seen since the last reset. The caller hashes, so a text sent as bytes is never
+   * made a string for this.
+   */
+  seenBefore(textHash: number): boolean {
     if (++this.#sightings >= this.#resetAfter) this.reset();
-    const hash = hashOf(text) & this.#mask;
+    // Mixed so the low bits, the ones kept, depend on every byte.
+    const hash = (textHash ^ (textHash >>> 15)) & this.#mask;
     const word = hash >>> 5;
     const bit = 1 << (hash & 31);
     const bits = this.#bits;
@@ -36,15 +41,4 @@ export class Doorkeeper {
     this.#bits.fill(0);
     this.#sightings = 0;
   }
-}
-
-/** FNV-1a over the text's UTF-16 code units, mixed so the low bits depend on every unit. */
-function hashOf(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  hash ^= hash >>> 15;
-  return hash >>> 0;
 }

@@ -10,7 +10,16 @@ import type { DigestRecord } from '../cache/statement-digests.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type { LowerCaseTableNames, StatementInfo } from '../sql/statement-classifier.ts';
 import { tokenizesTheSameInEveryMode } from '../sql/mode-independence.ts';
-import { shapedKeyText, shapeOf } from '../sql/statement-shape.ts';
+import {
+  LiteralSpans,
+  findShape,
+  matchesShape,
+  shapeHash,
+  shapeHashOf,
+  shapedKeyText,
+  shapedKeyTextOf,
+  shapeOf,
+} from '../sql/statement-shape.ts';
 import { withResolvableNames } from '../sql/name-encoding.ts';
 import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
@@ -119,6 +128,36 @@ function carriesToItsShape(info: StatementInfo): boolean {
   );
 }
 
+/**
+ * An entry for a text of `known`'s shape, keyed by `keyText`: the same facts, and what the router
+ * derived from the tables they name. A shaped text tokenizes the same in every mode (no
+ * backslash, double quote, non-ASCII).
+ */
+function sameShapeAs(known: MemoEntry, keyText: string): MemoEntry {
+  const entry = new MemoEntry({ ...known.info, keyText }, true);
+  entry.shareReadsOf(known);
+  entry.shape = known.shape;
+  entry.digest = known.digest;
+  return entry;
+}
+
+/**
+ * Are `payload[from, to)` the bytes of `bytes`? Compared in a loop: for a statement's few dozen
+ * bytes that costs less than Buffer's compare, whose arguments are checked on every call.
+ */
+function sameBytes(payload: Buffer, from: number, to: number, bytes: Buffer): boolean {
+  if (bytes.length !== to - from) return false;
+  for (let at = 0; at < bytes.length; at++) if (payload[from + at] !== bytes[at]) return false;
+  return true;
+}
+
+/** hashBytes of a Latin-1 text's bytes (its characters are its bytes). */
+export function hashText(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let at = 0; at < text.length; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
+  return hash >>> 0;
+}
+
 export class StatementMemo {
   /**
    * One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names, the
@@ -137,12 +176,17 @@ export class StatementMemo {
     () => new Map<number, MemoEntry>(),
   );
   #size = 0;
-  /** The facts of every statement shape classified, per mode (see #classifyNew). */
-  readonly #byShape: Array<Map<string, MemoEntry>> = Array.from(
+  /**
+   * The facts of every statement shape classified, per mode, by the shape's hash (see
+   * #classifyNew): one entry per hash, the last shape classified, confirmed by its text.
+   */
+  readonly #byShape: Array<Map<number, MemoEntry>> = Array.from(
     { length: MODES },
-    () => new Map<string, MemoEntry>(),
+    () => new Map<number, MemoEntry>(),
   );
   #shapes = 0;
+  /** Where the literals of the text being looked up by its shape are (reused). */
+  readonly #spans = new LiteralSpans();
   /**
    * Only texts seen before are kept: statements whose literals differ every time (a point
    * select by a random id, an insert of new values) would otherwise fill the memo with entries
@@ -150,37 +194,25 @@ export class StatementMemo {
    * clear it for the texts that do repeat. A text that repeats is classified twice, then kept.
    */
   readonly #doorkeeper = new Doorkeeper(DOORKEEPER_BITS, DOORKEEPER_RESET);
-  /** Whether the last classify() kept its entry (a memo hit counts as kept). */
-  #lastKept = true;
   #serverVersion = '';
   #serverVersionNumber: number | undefined;
 
   /** `serverVersion` is the greeting's: versioned comments are judged by it. */
   classify(sql: string, mode: ClassifyMode, serverVersion: string): MemoEntry {
-    if (serverVersion !== this.#serverVersion) {
-      // One backend, one version: this only happens when the server was replaced.
-      this.#clear();
-      this.#serverVersion = serverVersion;
-      this.#serverVersionNumber = serverVersionNumber(serverVersion) ?? undefined;
-    }
-    const index = modeIndex(mode);
-    const memo = this.#byMode[index]!;
-    let entry = memo.get(sql);
-    if (entry === undefined) {
-      entry = this.#classifyNew(sql, mode, index);
-      this.#lastKept = this.#doorkeeper.seenBefore(sql);
-      if (!this.#lastKept) return entry;
-      if (this.#size >= MAX_ENTRIES) this.#clear();
-      memo.set(sql, entry);
-      this.#size++;
-    }
-    return entry;
+    this.#serve(serverVersion);
+    return this.#classifyText(
+      sql,
+      mode,
+      modeIndex(mode),
+      this.#doorkeeper.seenBefore(hashText(sql)),
+    );
   }
 
   /**
    * The entry of the statement in `payload` from `from` to its end (Latin-1: every byte one
    * character, as classify() reads it). A statement looked up before costs a hash of its bytes,
-   * one Map lookup and one comparison: no string. `mode` is made only when the text is new.
+   * one Map lookup and one comparison: no string. A text seen for the first time, of a shape
+   * known, costs one string (its key text). `mode` is made only when the text is classified.
    */
   classifyBytes(
     payload: Buffer,
@@ -196,19 +228,59 @@ export class StatementMemo {
     if (
       known !== undefined &&
       serverVersion === this.#serverVersion &&
-      known.bytes!.length === to - from &&
-      payload.compare(known.bytes!, 0, to - from, from, to) === 0
+      sameBytes(payload, from, to, known.bytes!)
     ) {
       return known;
     }
-    this.#lastKept = true;
-    const entry = this.classify(payload.toString('latin1', from), mode(), serverVersion);
-    // A text the doorkeeper has not seen before is not kept by its bytes either.
-    if (!this.#lastKept) return entry;
+    this.#serve(serverVersion);
+    if (!this.#doorkeeper.seenBefore(hash)) {
+      // Likely a text that will not come again (its literals are new): not kept, and when its
+      // shape is known, not even made a string.
+      return (
+        this.#ofKnownShape(payload, from, to, index) ??
+        this.#classifyText(payload.toString('latin1', from), mode(), index, false)
+      );
+    }
+    const entry = this.#classifyText(payload.toString('latin1', from), mode(), index, true);
     // Its own copy: the payload is a view of a read buffer the next read overwrites.
     entry.bytes ??= Buffer.from(payload.subarray(from));
     byBytes.set(hash, entry);
     return entry;
+  }
+
+  /** The memo's entry of `sql`, or a new one, kept when `keep` (the text was seen before). */
+  #classifyText(sql: string, mode: ClassifyMode, index: number, keep: boolean): MemoEntry {
+    const memo = this.#byMode[index]!;
+    let entry = memo.get(sql);
+    if (entry === undefined) {
+      entry = this.#classifyNew(sql, mode, index);
+      if (!keep) return entry;
+      if (this.#size >= MAX_ENTRIES) this.#clear();
+      memo.set(sql, entry);
+      this.#size++;
+    }
+    return entry;
+  }
+
+  /** The memo serves one server version: a text can mean otherwise on another. */
+  #serve(serverVersion: string): void {
+    if (serverVersion === this.#serverVersion) return;
+    // One backend, one version: this only happens when the server was replaced.
+    this.#clear();
+    this.#serverVersion = serverVersion;
+    this.#serverVersionNumber = serverVersionNumber(serverVersion) ?? undefined;
+  }
+
+  /**
+   * A new entry for the statement in `payload[from, to)` from the facts of a text of its shape
+   * classified before, found with no string built; null when its shape is not known.
+   */
+  #ofKnownShape(payload: Buffer, from: number, to: number, index: number): MemoEntry | null {
+    const spans = this.#spans;
+    if (!findShape(payload, from, to, spans)) return null;
+    const known = this.#byShape[index]!.get(shapeHash(payload, from, to, spans));
+    if (known === undefined || !matchesShape(payload, from, to, spans, known.shape!)) return null;
+    return sameShapeAs(known, shapedKeyTextOf(payload, from, to));
   }
 
   /**
@@ -219,15 +291,9 @@ export class StatementMemo {
     const shape = shapeOf(sql);
     const shapes = this.#byShape[index]!;
     if (shape !== null) {
-      const known = shapes.get(shape);
-      if (known !== undefined) {
-        // A shaped text tokenizes the same in every mode (no backslash, double quote, non-ASCII).
-        const entry = new MemoEntry({ ...known.info, keyText: shapedKeyText(sql) }, true);
-        entry.shareReadsOf(known);
-        entry.shape = shape;
-        entry.digest = known.digest;
-        return entry;
-      }
+      const known = shapes.get(shapeHashOf(shape));
+      if (known !== undefined && known.shape === shape)
+        return sameShapeAs(known, shapedKeyText(sql));
     }
     const info = withResolvableNames(
       classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
@@ -242,7 +308,7 @@ export class StatementMemo {
         this.#shapes = 0;
       }
       // The first entry of its shape: what the router derives from its tables serves the others.
-      shapes.set(shape, entry);
+      shapes.set(shapeHashOf(shape), entry);
       this.#shapes++;
     }
     return entry;

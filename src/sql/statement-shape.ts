@@ -44,14 +44,16 @@ import {
 } from './char-codes.ts';
 
 /** Stands for a number literal in a shape (a byte no shaped text holds). */
-const NUMBER_MARK = '\u0001';
+const NUMBER_MARK = 1;
 /** Stands for a string literal in a shape. */
-const STRING_MARK = '\u0002';
+const STRING_MARK = 2;
 
 const LINE_FEED = 10;
 
-/** The statement kinds whose facts a shape carries from one text to another. */
-const SHAPED_VERBS = new Set(['select', 'insert', 'update', 'delete', 'replace']);
+/** The statement kinds whose facts a shape carries from one text to another, as bytes. */
+const SHAPED_VERBS = ['select', 'insert', 'update', 'delete', 'replace'].map((verb) =>
+  Buffer.from(verb, 'latin1'),
+);
 
 function isLetter(code: number): boolean {
   return (code >= LOWER_A && code <= LOWER_Z) || (code >= UPPER_A && code <= UPPER_Z);
@@ -71,74 +73,125 @@ function isSpace(code: number): boolean {
   return code === SPACE || code === TAB || code === LINE_FEED || code === CARRIAGE_RETURN;
 }
 
-/** The shape of `sql` (Latin-1: one character a byte), or null when it has none. */
-export function shapeOf(sql: string): string | null {
-  const length = sql.length;
-  let i = 0;
-  while (i < length && isSpace(sql.charCodeAt(i))) i++;
+/** Are `bytes[from, to)` one of SHAPED_VERBS, in any case? */
+function isShapedVerb(bytes: Uint8Array, from: number, to: number): boolean {
+  for (const verb of SHAPED_VERBS) {
+    if (verb.length !== to - from) continue;
+    let at = 0;
+    // Letters only here: setting 0x20 lowers them.
+    while (at < verb.length && (bytes[from + at]! | 0x20) === verb[at]) at++;
+    if (at === verb.length) return true;
+  }
+  return false;
+}
+
+/**
+ * Where a shaped statement's literals are, found by findShape. One is kept per memo and reused:
+ * finding a shape allocates nothing (it grows only for a text with more literals than before).
+ */
+export class LiteralSpans {
+  count = 0;
+  starts = new Int32Array(32);
+  ends = new Int32Array(32);
+  marks = new Uint8Array(32);
+
+  add(start: number, end: number, mark: number): void {
+    if (this.count === this.starts.length) {
+      const grown = this.count * 2;
+      const starts = new Int32Array(grown);
+      const ends = new Int32Array(grown);
+      const marks = new Uint8Array(grown);
+      starts.set(this.starts);
+      ends.set(this.ends);
+      marks.set(this.marks);
+      this.starts = starts;
+      this.ends = ends;
+      this.marks = marks;
+    }
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.marks[this.count] = mark;
+    this.count++;
+  }
+}
+
+/**
+ * Whether the statement in `bytes[from, to)` has a shape; when it does, `spans` holds its
+ * literals, in order. The shape is the text with each literal replaced by its mark (shapeText).
+ */
+export function findShape(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  spans: LiteralSpans,
+): boolean {
+  spans.count = 0;
+  let i = from;
+  while (i < to && isSpace(bytes[i]!)) i++;
   const verbStart = i;
-  while (i < length && isLetter(sql.charCodeAt(i))) i++;
-  if (!SHAPED_VERBS.has(sql.slice(verbStart, i).toLowerCase())) return null;
-  let shape = '';
-  /** Where the text not yet put in the shape starts. */
-  let copied = 0;
+  while (i < to && isLetter(bytes[i]!)) i++;
+  if (!isShapedVerb(bytes, verbStart, i)) return false;
   /** The last byte before `i` that is not a space. */
   let significant = -1;
-  while (i < length) {
-    const code = sql.charCodeAt(i);
-    if (code >= 0x80 || code === BACKSLASH || code === DOUBLE_QUOTE || code === HASH) return null;
-    if (code < SPACE && !isSpace(code)) return null;
+  while (i < to) {
+    const code = bytes[i]!;
+    if (code >= 0x80 || code === BACKSLASH || code === DOUBLE_QUOTE || code === HASH) return false;
+    if (code < SPACE && !isSpace(code)) return false;
     if (isSpace(code)) {
       i++;
       continue;
     }
-    const next = i + 1 < length ? sql.charCodeAt(i + 1) : -1;
-    if ((code === MINUS && next === MINUS) || (code === SLASH && next === STAR)) return null;
+    const next = i + 1 < to ? bytes[i + 1]! : -1;
+    if ((code === MINUS && next === MINUS) || (code === SLASH && next === STAR)) return false;
     if (isLetter(code) || code === UNDERSCORE || code === DOLLAR) {
       // A name or a keyword, digits in it included.
       i++;
-      while (i < length && isNameByte(sql.charCodeAt(i))) i++;
-      if (i < length && sql.charCodeAt(i) === SINGLE_QUOTE) return null;
-      significant = sql.charCodeAt(i - 1);
+      while (i < to && isNameByte(bytes[i]!)) i++;
+      if (i < to && bytes[i] === SINGLE_QUOTE) return false;
+      significant = bytes[i - 1]!;
       continue;
     }
     if (isDigit(code)) {
-      if (significant === DOT || significant === AT) return null;
+      if (significant === DOT || significant === AT) return false;
       let end = i + 1;
-      while (end < length && isDigit(sql.charCodeAt(end))) end++;
-      if (end < length) {
-        const after = sql.charCodeAt(end);
-        if (isNameByte(after) || after === DOT || after === SINGLE_QUOTE) return null;
+      while (end < to && isDigit(bytes[end]!)) end++;
+      if (end < to) {
+        const after = bytes[end]!;
+        if (isNameByte(after) || after === DOT || after === SINGLE_QUOTE) return false;
       }
-      shape += sql.slice(copied, i) + NUMBER_MARK;
-      copied = i = end;
+      spans.add(i, end, NUMBER_MARK);
+      i = end;
       significant = DIGIT_0;
       continue;
     }
     if (code === SINGLE_QUOTE) {
-      const close = sql.indexOf("'", i + 1);
-      if (close === -1 || sql.charCodeAt(close + 1) === SINGLE_QUOTE) return null;
-      // Its content is not looked at, but must hold no byte that has no shape.
-      for (let at = i + 1; at < close; at++) {
-        const inside = sql.charCodeAt(at);
+      let close = i + 1;
+      while (close < to && bytes[close] !== SINGLE_QUOTE) {
+        // Its content is not looked at, but must hold no byte that has no shape.
+        const inside = bytes[close]!;
         if (inside >= 0x80 || inside === BACKSLASH || (inside < SPACE && !isSpace(inside)))
-          return null;
+          return false;
+        close++;
       }
-      shape += sql.slice(copied, i) + STRING_MARK;
-      copied = i = close + 1;
+      if (close === to || (close + 1 < to && bytes[close + 1] === SINGLE_QUOTE)) return false;
+      spans.add(i, close + 1, STRING_MARK);
+      i = close + 1;
       significant = SINGLE_QUOTE;
       continue;
     }
     if (code === BACKTICK) {
       // A quoted name, kept as it is; a doubled backtick continues it.
-      let close = sql.indexOf('`', i + 1);
-      while (close !== -1 && sql.charCodeAt(close + 1) === BACKTICK)
-        close = sql.indexOf('`', close + 2);
-      if (close === -1) return null;
-      for (let at = i + 1; at < close; at++) {
-        const inside = sql.charCodeAt(at);
-        if (inside >= 0x80 || (inside < SPACE && !isSpace(inside))) return null;
+      let close = i + 1;
+      for (;;) {
+        while (close < to && bytes[close] !== BACKTICK) {
+          const inside = bytes[close]!;
+          if (inside >= 0x80 || (inside < SPACE && !isSpace(inside))) return false;
+          close++;
+        }
+        if (close + 1 < to && bytes[close + 1] === BACKTICK) close += 2;
+        else break;
       }
+      if (close >= to) return false;
       i = close + 1;
       significant = BACKTICK;
       continue;
@@ -146,7 +199,91 @@ export function shapeOf(sql: string): string | null {
     significant = code;
     i++;
   }
-  return shape + sql.slice(copied);
+  return true;
+}
+
+/** FNV-1a step. */
+function mix(hash: number, code: number): number {
+  return Math.imul(hash ^ code, 0x01000193);
+}
+
+/** The hash of the shape findShape found (shapeHashOf of its text, with no text built). */
+export function shapeHash(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  spans: LiteralSpans,
+): number {
+  let hash = 0x811c9dc5;
+  let at = from;
+  for (let span = 0; span < spans.count; span++) {
+    for (const start = spans.starts[span]!; at < start; at++) hash = mix(hash, bytes[at]!);
+    hash = mix(hash, spans.marks[span]!);
+    at = spans.ends[span]!;
+  }
+  for (; at < to; at++) hash = mix(hash, bytes[at]!);
+  return hash >>> 0;
+}
+
+/** The hash of a shape's text: equal shapes, equal hashes. */
+export function shapeHashOf(shape: string): number {
+  let hash = 0x811c9dc5;
+  for (let at = 0; at < shape.length; at++) hash = mix(hash, shape.charCodeAt(at));
+  return hash >>> 0;
+}
+
+/** Is `shape` the shape findShape found (compared with no text built)? */
+export function matchesShape(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  spans: LiteralSpans,
+  shape: string,
+): boolean {
+  let at = from;
+  let position = 0;
+  for (let span = 0; span < spans.count; span++) {
+    for (const start = spans.starts[span]!; at < start; at++, position++) {
+      if (shape.charCodeAt(position) !== bytes[at]) return false;
+    }
+    if (shape.charCodeAt(position++) !== spans.marks[span]) return false;
+    at = spans.ends[span]!;
+  }
+  if (shape.length - position !== to - at) return false;
+  for (; at < to; at++, position++) if (shape.charCodeAt(position) !== bytes[at]) return false;
+  return true;
+}
+
+/** The text of the shape findShape found. */
+export function shapeText(
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  spans: LiteralSpans,
+): string {
+  let shape = '';
+  let at = from;
+  for (let span = 0; span < spans.count; span++) {
+    shape += latin1(bytes, at, spans.starts[span]!) + String.fromCharCode(spans.marks[span]!);
+    at = spans.ends[span]!;
+  }
+  return shape + latin1(bytes, at, to);
+}
+
+function latin1(bytes: Uint8Array, from: number, to: number): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from).toString('latin1');
+}
+
+/** shapeOf's spans, reused: it runs to its end before it is called again. */
+const scratchSpans = new LiteralSpans();
+
+/** The shape of `sql` (Latin-1: one character a byte), or null when it has none. */
+export function shapeOf(sql: string): string | null {
+  // A character beyond Latin-1 would lose its high byte in the copy below: it has no shape.
+  for (let at = 0; at < sql.length; at++) if (sql.charCodeAt(at) >= 0x80) return null;
+  const bytes = Buffer.from(sql, 'latin1');
+  const spans = scratchSpans;
+  return findShape(bytes, 0, bytes.length, spans) ? shapeText(bytes, 0, bytes.length, spans) : null;
 }
 
 /**
@@ -163,4 +300,13 @@ export function shapedKeyText(sql: string): string {
     else break;
   }
   return sql.slice(start, end);
+}
+
+/** shapedKeyText of the statement in `bytes[from, to)`: the one string a shaped text needs. */
+export function shapedKeyTextOf(bytes: Buffer, from: number, to: number): string {
+  let start = from;
+  while (start < to && isSpace(bytes[start]!)) start++;
+  let end = to;
+  while (end > start && (isSpace(bytes[end - 1]!) || bytes[end - 1] === SEMICOLON)) end--;
+  return bytes.toString('latin1', start, end);
 }

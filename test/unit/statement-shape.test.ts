@@ -12,7 +12,14 @@ import type { ClassifyMode } from '../../src/proxy/statement-memo.ts';
 import { tokenizesTheSameInEveryMode } from '../../src/sql/mode-independence.ts';
 import { NameEncoding, withResolvableNames } from '../../src/sql/name-encoding.ts';
 import { classify, serverVersionNumber } from '../../src/sql/statement-classifier.ts';
-import { shapeOf } from '../../src/sql/statement-shape.ts';
+import {
+  LiteralSpans,
+  findShape,
+  matchesShape,
+  shapeHash,
+  shapeHashOf,
+  shapeOf,
+} from '../../src/sql/statement-shape.ts';
 
 const MODE: ClassifyMode = {
   ansiQuotes: false,
@@ -29,6 +36,23 @@ function classified(sql: string): ReturnType<typeof classify> {
     MODE.names,
     MODE.lowerCaseTableNames,
   );
+}
+
+/** A COM_QUERY payload of `sql`, as the router hands it to the memo (Latin-1: a byte a char). */
+function queryPayload(sql: string): Buffer {
+  return Buffer.concat([Buffer.of(3), Buffer.from(sql, 'latin1')]);
+}
+
+/** The memo's entry of `sql` looked up by its bytes, as the router looks COM_QUERY up. */
+function classifiedBytes(memo: StatementMemo, sql: string): ReturnType<StatementMemo['classify']> {
+  return memo.classifyBytes(queryPayload(sql), 1, 0, () => MODE, VERSION);
+}
+
+/** The shape found in `sql`'s bytes, as the memo finds it: its hash, or null when it has none. */
+function shapeHashOfBytes(sql: string): number | null {
+  const bytes = queryPayload(sql);
+  const spans = new LiteralSpans();
+  return findShape(bytes, 1, bytes.length, spans) ? shapeHash(bytes, 1, bytes.length, spans) : null;
 }
 
 /** `sql` with every literal of its shape replaced by another one (the n-th variant). */
@@ -72,7 +96,14 @@ describe('statement shapes', () => {
       ['SELECT a FROM t WHERE id = 1', 'SELECT a FROM t WHERE id = 1 FOR UPDATE'],
       ["SELECT 'a' FROM t", 'SELECT 1 FROM t'],
     ] as const;
-    for (const [a, b] of pairs) assert.notEqual(shapeOf(a), shapeOf(b), `${a} / ${b}`);
+    for (const [a, b] of pairs) {
+      assert.notEqual(shapeOf(a), shapeOf(b), `${a} / ${b}`);
+      // Compared by their bytes, as a text is matched against the shape of one seen before.
+      const bytes = queryPayload(b);
+      const spans = new LiteralSpans();
+      assert.ok(findShape(bytes, 1, bytes.length, spans), b);
+      assert.equal(matchesShape(bytes, 1, bytes.length, spans, shapeOf(a)!), false, `${a} / ${b}`);
+    }
   });
 
   test('a text where a literal could be taken apart wrongly has no shape', () => {
@@ -106,6 +137,7 @@ describe('statement shapes', () => {
       '(SELECT 1)',
     ]) {
       assert.equal(shapeOf(sql), null, sql);
+      assert.equal(shapeHashOfBytes(sql), null, sql);
     }
   });
 
@@ -148,14 +180,23 @@ describe('statement shapes', () => {
     for (const sql of statements) {
       const shape = shapeOf(sql);
       if (shape === null) continue;
+      // Found in its bytes with no text built, the shape hashes as its text does.
+      assert.equal(shapeHashOfBytes(sql), shapeHashOf(shape), sql);
       const memo = new StatementMemo();
       memo.classify(sql, MODE, VERSION);
+      // The router's way: by the bytes, where a new text of a known shape is matched unbuilt.
+      const byBytes = new StatementMemo();
+      classifiedBytes(byBytes, sql);
       for (let n = 1; n <= 2; n++) {
         const other = withOtherLiterals(shape, n);
         assert.equal(shapeOf(other), shape, `${other} has the shape of ${sql}`);
-        const entry = memo.classify(other, MODE, VERSION);
-        assert.deepEqual(entry.info, classified(other), `facts of ${other} (shaped as ${sql})`);
-        assert.equal(entry.modeIndependent, tokenizesTheSameInEveryMode(other), other);
+        for (const entry of [
+          memo.classify(other, MODE, VERSION),
+          classifiedBytes(byBytes, other),
+        ]) {
+          assert.deepEqual(entry.info, classified(other), `facts of ${other} (shaped as ${sql})`);
+          assert.equal(entry.modeIndependent, tokenizesTheSameInEveryMode(other), other);
+        }
       }
       shaped++;
     }
@@ -179,5 +220,25 @@ describe('statement shapes', () => {
     assert.equal(third.readSlots, first.readSlots);
     assert.equal(third.readGeneration, 3);
     assert.equal(third.readSchema, 'db');
+    // By its bytes too.
+    const fourth = classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id=4');
+    assert.equal(fourth.info.reads, first.info.reads);
+    assert.equal(fourth.info.keyText, 'SELECT c FROM sbtest1 WHERE id=4');
+    assert.equal(fourth.readSlots, first.readSlots);
+  });
+
+  test('two shapes with one hash: a text takes only the facts of its own shape', () => {
+    // Found by hashing the shapes of t0, t1, ... until two collided (the first pair).
+    const [a, b] = [422_789, 639_192];
+    const textOf = (n: number): string => `SELECT * FROM t${n} WHERE id = 1`;
+    assert.equal(shapeHashOf(shapeOf(textOf(a))!), shapeHashOf(shapeOf(textOf(b))!));
+    for (const lookUp of ['text', 'bytes'] as const) {
+      const memo = new StatementMemo();
+      memo.classify(textOf(a), MODE, VERSION);
+      const sql = textOf(b).replace('= 1', '= 2');
+      const entry =
+        lookUp === 'text' ? memo.classify(sql, MODE, VERSION) : classifiedBytes(memo, sql);
+      assert.deepEqual(entry.info, classified(sql), `${sql} by its ${lookUp}`);
+    }
   });
 });
