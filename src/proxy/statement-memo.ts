@@ -61,6 +61,15 @@ export class MemoEntry {
   establishesSnapshot = false;
   /** Reading it may write: a view that calls a stored function. */
   readMayWrite = false;
+  /**
+   * For a statement that writes, what #writeMarks derives from its tables, valid for one schema
+   * and one load of the metadata as the read slots are: the registry slots its writes
+   * invalidate (or 'everything'), and whether the tables it reads may write.
+   */
+  writeSchema: string | null = null;
+  writeGeneration = -1;
+  writeSlots: Int32Array | 'everything' | null = null;
+  writeReadsMayWrite = false;
   keySession: string | null = null;
   key = '';
   /** The text reads the same under any sql_mode and character set (see mode-independence.ts). */
@@ -82,15 +91,20 @@ export class MemoEntry {
   }
 
   /**
-   * Takes what the router derived from the tables `other` reads, which are this entry's too (a
-   * text of the same shape): valid for the same schema and metadata load, as it was there.
+   * Takes what the router derived from the tables `other` reads and writes, which are this
+   * entry's too (a text of the same shape): valid for the same schema and metadata load, as it
+   * was there.
    */
-  shareReadsOf(other: MemoEntry): void {
+  shareTablesOf(other: MemoEntry): void {
     this.readSchema = other.readSchema;
     this.readGeneration = other.readGeneration;
     this.readSlots = other.readSlots;
     this.establishesSnapshot = other.establishesSnapshot;
     this.readMayWrite = other.readMayWrite;
+    this.writeSchema = other.writeSchema;
+    this.writeGeneration = other.writeGeneration;
+    this.writeSlots = other.writeSlots;
+    this.writeReadsMayWrite = other.writeReadsMayWrite;
   }
 }
 
@@ -138,7 +152,7 @@ function carriesToItsShape(info: StatementInfo): boolean {
  */
 function sameShapeAs(known: MemoEntry, keyText: string): MemoEntry {
   const entry = new MemoEntry({ ...known.info, keyText }, true);
-  entry.shareReadsOf(known);
+  entry.shareTablesOf(known);
   entry.shape = known.shape;
   entry.digest = known.digest;
   return entry;

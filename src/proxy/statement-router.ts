@@ -1738,7 +1738,10 @@ export class StatementRouter {
         : info.writes.filter((table) => !this.#temporary.has(qualify(table, schema) ?? ''));
     if (writes.length === 0)
       return schemaChange ? { slots: null, everything: false, schemaChange } : null;
-    const slots = this.#worker.catalog.writeSlots(writes, schema);
+    const slots =
+      writes === info.writes
+        ? this.#writeFacts(entry, schema).writeSlots!
+        : this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING) return { slots: null, everything: true, schemaChange };
     return { slots, everything: false, schemaChange };
   }
@@ -1746,10 +1749,28 @@ export class StatementRouter {
   /** The reads of a statement may write (a view calling a stored function)? */
   #readsMayWrite(entry: MemoEntry, schema: string | null): boolean {
     const catalog = this.#worker.catalog;
-    if (catalog.generation < 0 || entry.info.kind !== 'select')
-      return catalog.readsMayWrite(entry.info.reads, schema);
+    if (catalog.generation < 0) return catalog.readsMayWrite(entry.info.reads, schema);
+    if (entry.info.kind !== 'select') return this.#writeFacts(entry, schema).writeReadsMayWrite;
     this.#readSlots(entry, schema);
     return entry.readMayWrite;
+  }
+
+  /**
+   * `entry` with what a write's tables come to (its write slots, whether its reads may write)
+   * for `schema` under the metadata loaded now, computed once per schema and load as the read
+   * slots are (#readSlots): a text of the same shape shares them (statement-memo.ts). While the
+   * metadata is not trusted they are computed every time and kept for no one.
+   */
+  #writeFacts(entry: MemoEntry, schema: string | null): MemoEntry {
+    const catalog = this.#worker.catalog;
+    const generation = catalog.generation;
+    if (entry.writeGeneration === generation && entry.writeSchema === schema && generation >= 0)
+      return entry;
+    entry.writeSlots = catalog.writeSlots(entry.info.writes, schema);
+    entry.writeReadsMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
+    entry.writeGeneration = generation;
+    entry.writeSchema = schema;
+    return entry;
   }
 
   #trackTemporary(info: StatementInfo, schema: string | null): void {

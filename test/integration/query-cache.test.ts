@@ -415,6 +415,32 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a write text seen before its table became a view writes the view’s base table after', () =>
+    scenario([...KV, 'CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(40))'], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      // Sent twice, the text is kept with what its tables came to then (w's slot alone), and
+      // a text of its shape shares that.
+      for (const sql of [
+        "UPDATE w SET v = 'x' WHERE id = 1",
+        "UPDATE w SET v = 'x' WHERE id = 1",
+        "UPDATE w SET v = 'y' WHERE id = 2",
+      ])
+        await a.query(sql);
+      await b.query('DROP TABLE w');
+      await b.query('CREATE VIEW w AS SELECT id, v FROM t');
+      await run.settle();
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 1, inserts: 1 }, 't cached');
+      // The very text, then a new one of its shape: both now write t, through the view.
+      await a.query("UPDATE w SET v = 'x' WHERE id = 1");
+      await a.query(READ_T);
+      await a.query("UPDATE w SET v = 'z' WHERE id = 2");
+      await a.query(READ_T);
+      await run.expect({ hits: 0, inserts: 2 }, 'each write through the view invalidated t');
+    }));
+
   test('triggers: a write to a table invalidates what its triggers write', () =>
     scenario(
       [
