@@ -139,6 +139,23 @@ const ROUTED_COMMANDS = new Set<number>([
   Command.STMT_EXECUTE,
 ]);
 
+/**
+ * Why the client is not read. Reading resumes when no reason is left, so one that ends (the
+ * backend drained) cannot resume reading another still holds back (a shutdown).
+ */
+const ClientPause = {
+  /** Nothing is read from the client before the backend has greeted it. */
+  GREETING: 1,
+  /** Writes to the backend are queued: until its socket drains. */
+  BACKEND_FULL: 2,
+  /** Answers of the cache wait for the client to read them: until its socket drains. */
+  ANSWERS_QUEUED: 4,
+  /** Held packets past HELD_READ_LIMIT: until they are taken up. */
+  HELD_FULL: 8,
+  /** Shutting down: the commands already read are answered, no other is read. Never ends. */
+  DRAINING: 16,
+} as const;
+
 const Phase = {
   /** Waiting for the backend's greeting. */
   GREETING: 0,
@@ -219,12 +236,12 @@ export class ClientSession {
   /** The bytes in #held: past HELD_READ_LIMIT the client is no longer read. */
   #heldBytes = 0;
   #holding = false;
+  /** The ClientPause reasons in force: the client is read only when there is none. */
+  #clientPauses: number = ClientPause.GREETING;
   /** The held packet being taken up now. */
   #replaying: HeldPacket | null = null;
   /** Set when the pending queue empties with packets held: they are taken up after the chunk. */
   #resumeHeld = false;
-  /** Reading paused because answers from the cache wait for the client to read. */
-  #pausedForAnswers = false;
   /** The client is gone but announced writes still wait for their replies. */
   #lingering = false;
   /**
@@ -273,7 +290,7 @@ export class ClientSession {
     );
 
     client.setNoDelay(true);
-    // Nothing is read from the client before the backend has greeted it.
+    // Nothing is read from the client before the backend has greeted it (ClientPause.GREETING).
     client.pause();
     this.#watchClient(client);
 
@@ -307,11 +324,7 @@ export class ClientSession {
 
   /** The server's socket takes writes again (TCP, then TLS over it). */
   #watchBackendWrites(backend: Socket): void {
-    backend.on('drain', () =>
-      this.#guard(() => {
-        if (!this.#draining && !this.#holding) this.#client.resume();
-      }),
-    );
+    backend.on('drain', () => this.#guard(() => this.#unpauseClient(ClientPause.BACKEND_FULL)));
   }
 
   /** What the session needs to hear from the client's socket (TCP, then TLS over it). */
@@ -319,10 +332,7 @@ export class ClientSession {
     client.on('drain', () =>
       this.#guard(() => {
         this.#backend.resume();
-        if (this.#pausedForAnswers) {
-          this.#pausedForAnswers = false;
-          if (!this.#holding) this.#client.resume();
-        }
+        this.#unpauseClient(ClientPause.ANSWERS_QUEUED);
       }),
     );
     client.on('error', () => this.#guard(() => this.close()));
@@ -342,13 +352,32 @@ export class ClientSession {
     this.#onClose = callback;
   }
 
-  /** Stops reading commands and closes once the commands already sent have their replies. */
+  /**
+   * Stops reading commands and closes once the commands already read have their replies: those
+   * in flight, and those held (waiting for the replies before them, or for an identical miss).
+   */
   drain(): void {
     this.#guard(() => {
       this.#draining = true;
-      this.#client.pause();
-      if (this.#phase !== Phase.COMMANDS || this.#pending.length === 0) this.close();
+      this.#pauseClient(ClientPause.DRAINING);
+      if (this.#phase !== Phase.COMMANDS || this.#idle()) this.close();
     });
+  }
+
+  /** Nothing the client sent is left to answer. */
+  #idle(): boolean {
+    return this.#pending.length === 0 && this.#held.length === 0;
+  }
+
+  #pauseClient(reason: number): void {
+    if (this.#clientPauses === 0) this.#client.pause();
+    this.#clientPauses |= reason;
+  }
+
+  #unpauseClient(reason: number): void {
+    if ((this.#clientPauses & reason) === 0) return;
+    this.#clientPauses &= ~reason;
+    if (this.#clientPauses === 0) this.#client.resume();
   }
 
   close(): void {
@@ -660,7 +689,7 @@ export class ClientSession {
   #hold(raw: Buffer, continuation: boolean): void {
     this.#holding = true;
     this.#heldBytes += raw.length;
-    if (this.#heldBytes > HELD_READ_LIMIT) this.#client.pause();
+    if (this.#heldBytes > HELD_READ_LIMIT) this.#pauseClient(ClientPause.HELD_FULL);
     if (this.#replaying?.raw === raw) {
       // A held packet that must wait again keeps its place at the front.
       this.#held.unshift(this.#replaying);
@@ -696,7 +725,12 @@ export class ClientSession {
     } finally {
       this.#backend.uncork();
     }
-    if (!this.#holding && !this.#pausedForAnswers) this.#client.resume();
+    if (this.#draining && this.#phase === Phase.COMMANDS && this.#idle()) {
+      // The last held command was answered by the cache: nothing more is owed.
+      this.close();
+      return;
+    }
+    if (this.#heldBytes <= HELD_READ_LIMIT) this.#unpauseClient(ClientPause.HELD_FULL);
   }
 
   /** An answer of the cache's own: the client gets it at once, nothing reaches the server. */
@@ -709,10 +743,7 @@ export class ClientSession {
     if (client.writableLength > 0 && this.#compression === null) {
       this.#router?.pinIfQueued(bytes, client);
     }
-    if (!drained) {
-      this.#pausedForAnswers = true;
-      client.pause();
-    }
+    if (!drained) this.#pauseClient(ClientPause.ANSWERS_QUEUED);
   }
 
   /**
@@ -859,7 +890,7 @@ export class ClientSession {
   }
 
   #toBackend(bytes: Buffer): void {
-    if (!this.#backend.write(bytes)) this.#client.pause();
+    if (!this.#backend.write(bytes)) this.#pauseClient(ClientPause.BACKEND_FULL);
   }
 
   // --- backend → client ---------------------------------------------------------------------
@@ -965,7 +996,8 @@ export class ClientSession {
       }
     }
     if (this.#pending.length === 0) {
-      if (this.#draining) this.#closeAfterRelay = true;
+      // Draining, held commands are still owed their answers: they are taken up first.
+      if (this.#draining && this.#held.length === 0) this.#closeAfterRelay = true;
       if (this.#held.length > 0 || this.#holding) this.#resumeHeld = true;
     }
   }
@@ -1106,7 +1138,7 @@ export class ClientSession {
       this.#recordedConnection = registry.recordConnection(greeting.connectionId);
     this.#phase = Phase.HANDSHAKE_RESPONSE;
     this.#toClient(raw);
-    this.#client.resume();
+    this.#unpauseClient(ClientPause.GREETING);
     this.#handshakeTimer = setTimeout(
       () => this.#guard(() => this.#onHandshakeTimeout()),
       this.#options.handshakeTimeoutMs,

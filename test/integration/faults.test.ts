@@ -11,6 +11,7 @@ import type { Server } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import type { Connection } from 'mariadb';
+import mysql from 'mysql2/promise';
 import { Command, PacketHeader } from '../../src/protocol/constants.ts';
 import { readErr } from '../../src/protocol/generic-packets.ts';
 import { encodePacket } from '../../src/protocol/packet.ts';
@@ -28,7 +29,8 @@ import type { FaultForwarder } from '../support/fault-forwarder.ts';
 import { freePort } from '../support/free-port.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
-import { RawClient } from '../support/raw-client.ts';
+import { RawClient, replyBytes } from '../support/raw-client.ts';
+import { onServer } from '../support/server-statements.ts';
 import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 
 const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: BACKEND_DATABASE };
@@ -316,5 +318,74 @@ describe('shutdown', () => {
     await assert.rejects(driverConnection(proxy.port));
     busy.destroy();
     idle.destroy();
+  });
+
+  test('SIGTERM: commands sent before it are answered, those sent after are not read', async () => {
+    const proxy = await startProxyProcess({ workers: 1 });
+    try {
+      const client = await RawClient.connect({ host: proxy.host, port: proxy.port, ...login });
+      const query = (sql: string): Buffer =>
+        encodePacket(Buffer.concat([Buffer.of(Command.QUERY), Buffer.from(sql)]), 0);
+      // A slow command, and one the cache routes, which waits (held) for the reply before it.
+      client.writeRaw(
+        Buffer.concat([query('SELECT SLEEP(1) AS slept'), query('SELECT 42 AS answered')]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.child.kill('SIGTERM');
+      // The drain reaches the session while the sleep runs; then the client sends more.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      client.writeRaw(query('SELECT 43 AS sent_after'));
+      const replies: string[] = [];
+      for (let packet = await client.readPacket(10_000); packet !== null;) {
+        replies.push(packet.payload.toString('latin1'));
+        packet = await client.readPacket(10_000);
+      }
+      const text = replies.join('\n');
+      assert.match(text, /slept/);
+      assert.match(text, /answered/);
+      assert.doesNotMatch(text, /sent_after/);
+      assert.equal(await proxy.stop(), 0);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  test('SIGTERM: a command waiting for an identical miss is answered before the close', async () => {
+    const table = 'nc_drain_flight';
+    await onServer([`DROP TABLE IF EXISTS ${table}`, `CREATE TABLE ${table} (id INT)`]);
+    await onServer([`INSERT INTO ${table} VALUES (7)`]);
+    const proxy = await startProxyProcess({
+      workers: 1,
+      extraArgs: ['--single-flight-wait', '5000'],
+    });
+    // Its own connection to the server: the lock is held until it says UNLOCK TABLES.
+    const locker = await mysql.createConnection({
+      host: BACKEND_HOST,
+      port: BACKEND_PORT,
+      ...login,
+    });
+    try {
+      const first = await RawClient.connect({ host: proxy.host, port: proxy.port, ...login });
+      const second = await RawClient.connect({ host: proxy.host, port: proxy.port, ...login });
+      // The first read waits for the lock on the server; the second, identical, waits for it
+      // in the proxy: nothing of the second's is in flight on its own connection.
+      await locker.query(`LOCK TABLES ${table} WRITE`);
+      const read = `SELECT id AS waited FROM ${table}`;
+      const firstReply = first.query(read);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const secondReply = second.query(read);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await locker.query('UNLOCK TABLES');
+      for (const reply of [await firstReply, await secondReply]) {
+        assert.match(replyBytes(reply).toString('latin1'), /waited/);
+      }
+      assert.equal(await proxy.stop(), 0);
+    } finally {
+      await locker.end();
+      await proxy.stop();
+      await onServer([`DROP TABLE IF EXISTS ${table}`]);
+    }
   });
 });
