@@ -33,6 +33,17 @@ export class CompressedPackets {
    * to one past that packet's, and each packet written takes the next.
    */
   #sequence = 0;
+  /**
+   * Whether packets read must carry the numbers the server expects (see #expectedRead); the
+   * proxy's side of a client connection checks them, a test's client does not.
+   */
+  readonly #checksOrder: boolean;
+  /** One past the number of the last packet read: what the next one carries within a command. */
+  #lastReadNext = 0;
+  /** A command ended since the last packet read: the next packet is numbered from 0 again. */
+  #commandEnded = true;
+  /** The server asked the client for more within a command: the answer follows what was written. */
+  #answerNext = false;
   readonly #header = Buffer.alloc(COMPRESSED_HEADER_LENGTH);
   #headerFill = 0;
   /** Inside a packet's payload: its header has been read. */
@@ -47,9 +58,42 @@ export class CompressedPackets {
    */
   #pieces: Buffer[] = [];
 
+  /**
+   * `checksOrder`: packets read out of order end the connection with the server's own error, as
+   * the server checks them. MariaDB expects a command's first packet to be numbered 0 (it starts
+   * the numbering again when it begins reading a command, even one whose start came in the
+   * packet before), each packet after it one more than the last read, and the answer to a
+   * request of its own within a command (authentication data, a LOCAL INFILE file) one more than
+   * the last it wrote. The caller says where commands end and requests are made.
+   */
+  constructor(checksOrder = false) {
+    this.#checksOrder = checksOrder;
+  }
+
   /** A new command starts the numbering again: what a client does before each command. */
   restartSequence(): void {
     this.#sequence = 0;
+  }
+
+  /** The next packet written is numbered `sequence`: a test's client numbering as it chooses. */
+  numberNext(sequence: number): void {
+    this.#sequence = sequence & 0xff;
+  }
+
+  /** A command's last packet has been read: the next command's packets are numbered from 0. */
+  commandEnded(): void {
+    this.#commandEnded = true;
+  }
+
+  /** The server asked the client for more within a command (see the constructor). */
+  answerNext(): void {
+    this.#answerNext = true;
+  }
+
+  /** The number the next packet read must carry. */
+  get #expectedRead(): number {
+    if (this.#answerNext) return this.#sequence;
+    return this.#commandEnded ? 0 : this.#lastReadNext;
   }
 
   /**
@@ -57,7 +101,7 @@ export class CompressedPackets {
    * carry to `deliver`, in order: what was sent as it is as views of the read, as it arrives
    * (the framer after it assembles packets cut anywhere); a deflated payload once it is whole,
    * inflated. Throws a ProxyError for a payload that does not inflate to the length its header
-   * says.
+   * says, and (when it checks the order) for a packet numbered otherwise than the server expects.
    */
   read(buffer: Buffer, length: number, deliver: InflatedHandler): void {
     let at = 0;
@@ -81,7 +125,12 @@ export class CompressedPackets {
           from = 0;
         }
         this.#remaining = header.readUIntLE(from, 3);
-        this.#sequence = (header[from + 3]! + 1) & 0xff;
+        const sequence = header[from + 3]!;
+        if (this.#checksOrder && sequence !== this.#expectedRead) {
+          throw new ProxyError(ProxyErrorCode.MALFORMED_PACKET, 'Got packets out of order');
+        }
+        this.#answerNext = this.#commandEnded = false;
+        this.#sequence = this.#lastReadNext = (sequence + 1) & 0xff;
         this.#inflatedLength = header.readUIntLE(from + 4, 3);
         this.#inPayload = true;
       }

@@ -208,6 +208,8 @@ export class ClientSession {
    * renumbered.
    */
   #answerSequence = 0;
+  /** The server asked the compressing client for more within the command now replied to. */
+  #exchangeOpen = false;
   readonly #options: SessionOptions;
   #clientFramer: PacketFramer;
   readonly #backendFramer: PacketFramer;
@@ -342,7 +344,18 @@ export class ClientSession {
   /** A framer of client packets that stops as soon as another takes over (TLS started). */
   #newClientFramer(): PacketFramer {
     const framer: PacketFramer = new PacketFramer((packet) => {
-      if (this.#clientFramer === framer) this.#onClientPacket(packet);
+      if (this.#clientFramer !== framer) return;
+      const compression = this.#compression;
+      // A command's last packet, not an answer to the server within one: the next command's
+      // compressed packets are numbered from 0 (see CompressedPackets).
+      if (
+        compression !== null &&
+        packet.length < MAX_PACKET_PAYLOAD &&
+        this.#pending[0]?.tracker.awaitsClient !== true
+      ) {
+        compression.commandEnded();
+      }
+      this.#onClientPacket(packet);
     });
     return framer;
   }
@@ -923,7 +936,7 @@ export class ClientSession {
     if (this.#compressionStarts) {
       // The login's last packet (its OK) has gone as it is: what follows is compressed.
       this.#compressionStarts = false;
-      this.#compression = new CompressedPackets();
+      this.#compression = new CompressedPackets(true);
     }
     // Closing waits until the chunk holding the last reply has been handed to the client.
     if (this.#closeAfterRelay) {
@@ -956,6 +969,8 @@ export class ClientSession {
     const done = tracker.feedServer(packet);
     if (this.#compression !== null && !done && tracker.awaitsClient) {
       this.#answerSequence = (packet.sequenceId + 1) & 0xff;
+      this.#compression.answerNext();
+      this.#exchangeOpen = true;
     }
     if (pending.copy !== null) pending.copy.append(packet, this.#backendChunk, tracker.statusAt);
     if (pending.packets !== null && !packet.continuation && packet.raw !== null) {
@@ -968,6 +983,11 @@ export class ClientSession {
       return;
     }
     this.#pending.shift();
+    if (this.#exchangeOpen) {
+      // The client's part of the command is over: its next command is numbered from 0.
+      this.#exchangeOpen = false;
+      this.#compression?.commandEnded();
+    }
     this.#onReplyEnd(pending);
     if (pending.internal === 'transaction') {
       const next = this.#pending[0];

@@ -12,8 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import mysql from 'mysql2/promise';
 import { CompressedPackets } from '../../src/protocol/compressed-packets.ts';
-import { PacketHeader } from '../../src/protocol/constants.ts';
+import { Command, PacketHeader } from '../../src/protocol/constants.ts';
 import { readErr } from '../../src/protocol/generic-packets.ts';
+import { encodePacket } from '../../src/protocol/packet.ts';
 import { PacketFramer } from '../../src/protocol/packet-framer.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
@@ -202,5 +203,92 @@ describe('the compressed protocol', () => {
     const other = await mysql.createConnection(login(proxy.port, true));
     assert.deepEqual((await other.query('SELECT id FROM t WHERE id = 1'))[0], [{ id: 1 }]);
     await other.end();
+  });
+
+  test('COM_CHANGE_USER over compression, with mysql2 and the mariadb connector, as directly', async () => {
+    const seen = async (port: number): Promise<unknown[]> => {
+      const rows: unknown[] = [];
+      const viaMysql2 = await mysql.createConnection(login(port, true));
+      await viaMysql2.changeUser({ ...login(port, true), database: 'mysql' });
+      rows.push((await viaMysql2.query('SELECT DATABASE() AS d, CURRENT_USER() AS u'))[0]);
+      // The next command after the change is numbered from 0 again, and answered.
+      rows.push((await viaMysql2.query('SELECT COUNT(*) AS n FROM nc_compress.t'))[0]);
+      await viaMysql2.end();
+      const viaMariadb = await mariadb.createConnection(login(port, true));
+      await viaMariadb.changeUser({ ...login(port, true), database: 'mysql' });
+      rows.push(await viaMariadb.query('SELECT DATABASE() AS d, CURRENT_USER() AS u'));
+      await viaMariadb.end();
+      return rows;
+    };
+    const direct = await seen(BACKEND_PORT);
+    assert.deepEqual(await seen(proxy.port), direct);
+    assert.equal((direct[0] as Array<{ d: string }>)[0]!.d, 'mysql');
+  });
+
+  test('compressed packets numbered as the server numbers them, and refused as it refuses them', async () => {
+    /** A compressed packet numbered `sequence` carrying `bytes` as they are. */
+    const compressed = (sequence: number, bytes: Buffer): Buffer => {
+      const header = Buffer.alloc(7);
+      header.writeUIntLE(bytes.length, 0, 3);
+      header[3] = sequence;
+      return Buffer.concat([header, bytes]);
+    };
+    const query = (sql: string): Buffer =>
+      encodePacket(Buffer.concat([Buffer.of(Command.QUERY), Buffer.from(sql)]), 0);
+    const a = query("SELECT 'first'");
+    const b = query("SELECT 'second'");
+    // What a client may send, and what MariaDB makes of it: each command is numbered from 0,
+    // even one whose start came in the packet before; within a command each packet is one more.
+    const cases: Array<[string, Buffer[]]> = [
+      ['one command numbered 1', [compressed(1, a)]],
+      ['two commands, each numbered 0', [compressed(0, a), compressed(0, b)]],
+      ['two commands numbered 0 and 1', [compressed(0, a), compressed(1, b)]],
+      [
+        'one command in two packets, 0 and 1',
+        [compressed(0, a.subarray(0, 7)), compressed(1, a.subarray(7))],
+      ],
+      [
+        'one command in two packets, 0 and 0',
+        [compressed(0, a.subarray(0, 7)), compressed(0, a.subarray(7))],
+      ],
+      [
+        'the second command begun in the first packet, ended in one numbered 1',
+        [compressed(0, Buffer.concat([a, b.subarray(0, 6)])), compressed(1, b.subarray(6))],
+      ],
+    ];
+    /** What the client sees: the answers, the server's error, and whether the connection ends. */
+    const outcome = async (port: number, packets: Buffer[]): Promise<string[]> => {
+      const client = await RawClient.connect({ ...login(port, true), host: '127.0.0.1' });
+      for (const packet of packets) {
+        client.socket.write(packet);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const seen: string[] = [];
+      for (;;) {
+        const packet = await client.readPacket(1500).catch(() => 'waits' as const);
+        if (packet === 'waits' || packet === null) {
+          seen.push(packet === null ? 'closed' : 'waits');
+          break;
+        }
+        const text = packet.payload.toString('latin1');
+        if (packet.payload[0] === PacketHeader.ERR) {
+          const err = readErr(packet.payload);
+          seen.push(`error ${err.errno} ${err.sqlState} ${err.message}`);
+        } else if (/first|second/.test(text) && !text.includes('def')) {
+          seen.push(/first/.test(text) ? 'first' : 'second');
+        }
+      }
+      client.destroy();
+      return seen;
+    };
+    const outOfOrder = 'error 1156 08S01 Got packets out of order';
+    for (const [name, packets] of cases) {
+      const direct = await outcome(BACKEND_PORT, packets);
+      assert.deepEqual(await outcome(proxy.port, packets), direct, name);
+      // The cases hold both kinds: refused, and answered.
+      if (name === 'one command numbered 1') assert.deepEqual(direct, [outOfOrder, 'closed']);
+      if (name === 'two commands, each numbered 0')
+        assert.deepEqual(direct, ['first', 'second', 'waits']);
+    }
   });
 });
