@@ -308,6 +308,12 @@ export interface EncodedCase {
   packets: number;
   /** The stream ends inside a packet: the server waits for the rest, legitimately. */
   partial: boolean;
+  /**
+   * The number of the compressed packet each piece goes in on a compressed connection, as the
+   * server expects it: 0 for a piece read after a command ended (the server starts numbering
+   * again when it begins the next, even inside a piece), else one more than the piece before.
+   */
+  compressedSequences: number[];
 }
 
 export function encodeCase(fuzz: FuzzCase, templates: readonly Buffer[]): EncodedCase {
@@ -329,7 +335,30 @@ export function encodeCase(fuzz: FuzzCase, templates: readonly Buffer[]): Encode
     from = cut;
   }
   pieces.push(stream.subarray(from));
-  return { pieces: pieces.filter((piece) => piece.length > 0), packets, partial };
+  const written = pieces.filter((piece) => piece.length > 0);
+  return { pieces: written, packets, partial, compressedSequences: sequencesOf(stream, written) };
+}
+
+/** EncodedCase.compressedSequences for `pieces` of `stream`. */
+function sequencesOf(stream: Buffer, pieces: readonly Buffer[]): number[] {
+  // Where commands end: after each packet shorter than the largest (the others continue).
+  const ends: number[] = [];
+  for (let at = 0; at + 4 <= stream.length;) {
+    const length = stream.readUIntLE(at, 3);
+    at += 4 + length;
+    if (length < MAX_PACKET_PAYLOAD && at <= stream.length) ends.push(at);
+  }
+  const sequences: number[] = [];
+  let start = 0;
+  let previousStart = -1;
+  for (const piece of pieces) {
+    const restarts =
+      sequences.length === 0 || ends.some((end) => end > previousStart && end <= start);
+    sequences.push(restarts ? 0 : (sequences.at(-1)! + 1) & 0xff);
+    previousStart = start;
+    start += piece.length;
+  }
+  return sequences;
 }
 
 /** A case as text, to print as a reproducer. */

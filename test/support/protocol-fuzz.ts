@@ -222,7 +222,8 @@ interface Lane {
 
 /**
  * A fuzz connection logged in as the fuzz account; odd lanes use DEPRECATE_EOF, and lanes 2 and
- * 3 of every four the compressed protocol (their cases go in compressed packets, a piece each).
+ * 3 of every four the compressed protocol (their cases go in compressed packets, a piece each,
+ * numbered as the server expects: see EncodedCase.compressedSequences).
  */
 function loginLane(target: Target, lane: number): Promise<RawClient> {
   return RawClient.connect({
@@ -251,10 +252,11 @@ async function startPartnerMiss(
   const name = `nc-fuzz-partner-${lane.index}-${lane.markers++}`;
   const before = Buffer.from(`${name}-before`, 'latin1');
   const marker = Buffer.from(name, 'latin1');
-  partner.send(queryPacket(`SELECT '${before.toString('latin1')}'`), 0);
-  partner.send(lane.templates[INVALIDATE_SLOW_READ]!, 0);
-  partner.send(lane.templates[SLOW_READ]!, 0);
-  partner.send(queryPacket(`SELECT '${marker.toString('latin1')}'`), 0);
+  // Each a command of its own, numbered as a client numbers one (compressed: from 0).
+  partner.startCommand(queryPacket(`SELECT '${before.toString('latin1')}'`));
+  partner.startCommand(lane.templates[INVALIDATE_SLOW_READ]!);
+  partner.startCommand(lane.templates[SLOW_READ]!);
+  partner.startCommand(queryPacket(`SELECT '${marker.toString('latin1')}'`));
   // Past what is left of earlier replies, then the write's reply (OK or ERR; a result's
   // terminator starts with 0xFE): the proxy sends the read to the server right after it.
   const counts = { errors: 0 };
@@ -302,13 +304,13 @@ async function runCase(
       fuzz.partner && reuse ? await startPartnerMiss(target, lane, timeoutMs) : null;
     await writePieces(
       client.socket,
-      encoded.pieces.map((piece) => client.frame(piece)),
+      encoded.pieces.map((piece, i) => client.frame(piece, encoded.compressedSequences[i])),
     );
     let outcome: Outcome;
     if (encoded.partial) {
       outcome = await awaitCloseAfterEnd(client, timeoutMs);
     } else {
-      client.send(queryPacket(`SELECT '${marker.toString('latin1')}'`), 0);
+      client.startCommand(queryPacket(`SELECT '${marker.toString('latin1')}'`));
       outcome = await awaitMarker(client, marker, timeoutMs, counts);
     }
     if (partnerDone !== null && (await partnerDone.done) !== 'answered') {

@@ -167,9 +167,14 @@ export class RawClient {
     this.socket.write(this.frame(bytes));
   }
 
-  /** The bytes as this connection carries them: in a compressed packet when it is compressed. */
-  frame(bytes: Buffer): Buffer {
-    return this.#compression === null ? bytes : this.#compression.wrap(bytes);
+  /**
+   * The bytes as this connection carries them: in a compressed packet when it is compressed,
+   * numbered `sequence` when given (else one past the last read or written, as within a command).
+   */
+  frame(bytes: Buffer, sequence?: number): Buffer {
+    if (this.#compression === null) return bytes;
+    if (sequence !== undefined) this.#compression.numberNext(sequence);
+    return this.#compression.wrap(bytes);
   }
 
   async login(options: RawClientOptions): Promise<void> {
@@ -269,6 +274,11 @@ export class RawClient {
 
   /** Sends a command that has no reply (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA). */
   sendOnly(payload: Buffer): void {
+    this.startCommand(payload);
+  }
+
+  /** Sends a command without waiting for its reply, numbered as a client starts a command. */
+  startCommand(payload: Buffer): void {
     this.#compression?.restartSequence();
     this.send(payload);
   }
