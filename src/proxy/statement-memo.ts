@@ -15,7 +15,7 @@ import {
   findShape,
   matchesShape,
   shapeHash,
-  shapeHashOf,
+  hashText,
   shapedKeyText,
   shapedKeyTextOf,
   shapeOf,
@@ -168,13 +168,6 @@ function sameBytes(payload: Buffer, from: number, to: number, bytes: Buffer): bo
   return true;
 }
 
-/** hashBytes of a Latin-1 text's bytes (its characters are its bytes). */
-export function hashText(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let at = 0; at < text.length; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
-  return hash >>> 0;
-}
-
 export class StatementMemo {
   /**
    * One map per classify mode (ANSI_QUOTES, NO_BACKSLASH_ESCAPES, lower_case_table_names, the
@@ -318,7 +311,7 @@ export class StatementMemo {
     const shape = shapeOf(sql);
     const shapes = this.#byShape[index]!;
     if (shape !== null) {
-      const known = shapes.get(shapeHashOf(shape));
+      const known = shapes.get(hashText(shape));
       if (known !== undefined && known.shape === shape)
         return sameShapeAs(known, shapedKeyText(sql));
     }
@@ -335,7 +328,7 @@ export class StatementMemo {
         this.#shapes = 0;
       }
       // The first entry of its shape: what the router derives from its tables serves the others.
-      shapes.set(shapeHashOf(shape), entry);
+      shapes.set(hashText(shape), entry);
       this.#shapes++;
     }
     return entry;

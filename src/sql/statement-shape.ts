@@ -207,7 +207,7 @@ function mix(hash: number, code: number): number {
   return Math.imul(hash ^ code, 0x01000193);
 }
 
-/** The hash of the shape findShape found (shapeHashOf of its text, with no text built). */
+/** The hash of the shape findShape found (hashText of its text, with no text built). */
 export function shapeHash(
   bytes: Uint8Array,
   from: number,
@@ -225,10 +225,13 @@ export function shapeHash(
   return hash >>> 0;
 }
 
-/** The hash of a shape's text: equal shapes, equal hashes. */
-export function shapeHashOf(shape: string): number {
+/**
+ * FNV-1a over a Latin-1 text's characters, which are its bytes: a shape's hash, and the hash the
+ * statement memo takes of a text's bytes.
+ */
+export function hashText(text: string): number {
   let hash = 0x811c9dc5;
-  for (let at = 0; at < shape.length; at++) hash = mix(hash, shape.charCodeAt(at));
+  for (let at = 0; at < text.length; at++) hash = mix(hash, text.charCodeAt(at));
   return hash >>> 0;
 }
 

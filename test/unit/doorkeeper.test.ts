@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Doorkeeper } from '../../src/cache/doorkeeper.ts';
-import { hashText } from '../../src/proxy/statement-memo.ts';
+import { hashText } from '../../src/sql/statement-shape.ts';
 
 describe('doorkeeper', () => {
   test('says seen only from the second sighting, and forgets after resetAfter sightings', () => {
