@@ -90,20 +90,20 @@ export interface CommandPlan {
   /** What a COM_STMT_PREPARE prepares. */
   prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
   /** What a PREPARE name FROM 'text' prepares, when its executions may be answered. */
-  sqlPrepare?: { name: string; prepared: SqlPrepared };
+  sqlPrepare: { name: string; prepared: SqlPrepared } | undefined;
   /** The isolation level the session had when the command was sent. */
   isolation: Isolation | null;
   /** SHOW STATUS or a read of information_schema's status tables: how to rewrite its reply. */
   status: StatusRewrite | null;
   /** A COM_REFRESH that flushes status: once the server has done so, so do the counters. */
-  flushesStatus?: boolean;
+  flushesStatus: boolean;
   /** BEGIN, COMMIT or ROLLBACK whose reply the session keeps, to answer them itself later. */
-  learn?: { request: Buffer; begins: boolean };
+  learn: { request: Buffer; begins: boolean } | undefined;
   /** The statement's digest record and when it was sent (performance.now()), for its time. */
-  digest?: DigestRecord;
-  sentAt?: number;
+  digest: DigestRecord | undefined;
+  sentAt: number;
   /** A cacheable SELECT that missed: its time goes to the miss latency histogram too. */
-  missed?: boolean;
+  missed: boolean;
 }
 
 export type Route =
@@ -1002,9 +1002,9 @@ export class StatementRouter {
   onReply(plan: CommandPlan, tracker: ReplyTracker): void {
     const info = plan.info;
     if (plan.digest !== undefined) {
-      const micros = (performance.now() - plan.sentAt!) * 1000;
+      const micros = (performance.now() - plan.sentAt) * 1000;
       plan.digest.addServerTime(micros);
-      if (plan.missed === true) this.#cache.stats.observe(Latency.MISS, micros / 1e6);
+      if (plan.missed) this.#cache.stats.observe(Latency.MISS, micros / 1e6);
     }
     const failed = tracker.failed;
     if (failed || tracker.warnings !== 0) {
@@ -1022,7 +1022,7 @@ export class StatementRouter {
       info?.control?.kind === 'set-transaction',
       plan.isolation,
     );
-    if (plan.flushesStatus === true && !failed) this.#cache.stats.flush();
+    if (plan.flushesStatus && !failed) this.#cache.stats.flush();
     if (plan.marks !== null) {
       this.#cache.stats.add(
         plan.marks.everything ? Counter.INVALIDATIONS_ALL : Counter.INVALIDATIONS,
@@ -1951,6 +1951,13 @@ export class StatementRouter {
         // Not known while the state may have changed: a transaction this starts never hits.
         isolation: this.#stateDirty ? null : (this.#snapshot?.isolation ?? null),
         status: null,
+        // Every field from the start: one object shape for every plan, whatever it gets later.
+        sqlPrepare: undefined,
+        flushesStatus: false,
+        learn: undefined,
+        digest: undefined,
+        sentAt: 0,
+        missed: false,
       },
     };
   }
