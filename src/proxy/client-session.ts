@@ -656,16 +656,16 @@ export class ClientSession {
   /**
    * Sends the COMMIT the proxy answered for the client (see StatementRouter.takeOwedCommit)
    * when no command has carried it: the server's transaction would otherwise keep its read
-   * view and metadata locks while the session is idle. Called on a timer.
+   * view and metadata locks while the session is idle. Called on a timer (OwedCommits); says
+   * whether the COMMIT is still owed (the session was busy: it is asked again later).
    */
-  flushOwedCommit(): void {
-    this.#guard(() => {
-      const router = this.#router;
-      if (router === null || !router.owesCommit) return;
-      if (this.#phase !== Phase.COMMANDS || this.#pending.length > 0 || this.#holding) return;
-      this.#sendInternal('transaction', router.takeOwedCommit()!);
-    });
-  }
+  readonly #flushOwedCommit = (): boolean => {
+    const router = this.#router;
+    if (router === null || !router.owesCommit || this.#phase === Phase.CLOSED) return false;
+    if (this.#phase !== Phase.COMMANDS || this.#pending.length > 0 || this.#holding) return true;
+    this.#guard(() => this.#sendInternal('transaction', router.takeOwedCommit()!));
+    return false;
+  };
 
   /**
    * A transaction command of the proxy's own right before the command it precedes (a start, or
@@ -1012,6 +1012,7 @@ export class ClientSession {
           this.#capabilities,
           this.#mariaDbCapabilities,
           tracker.status,
+          this.#flushOwedCommit,
         );
       }
     }

@@ -39,6 +39,7 @@ import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
+import type { OwedCommits } from './owed-commits.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
@@ -67,6 +68,8 @@ export interface WorkerCache {
   digests: DigestTable;
   /** Asks for every worker's digests, for SELECT * FROM nicecache.digests. */
   gatherDigests: () => DigestGathering;
+  /** COMMITs answered by the proxy, sent within a delay when no command carries them. */
+  owedCommits: OwedCommits;
 }
 
 /** A reply on its way that the cache wants to keep. */
@@ -344,6 +347,7 @@ export class StatementRouter {
   #readsOnly = false;
   /** The client's COMMIT, answered by the proxy, that the server has not been sent yet. */
   #commitOwed: Buffer | null = null;
+  readonly #flushOwedCommit: () => boolean;
   /** Owed COMMITs sent whose replies are still to come. */
   #commitsInFlight = 0;
   /** The hits a started transaction served no longer hold: it is to be rolled back. */
@@ -378,7 +382,10 @@ export class StatementRouter {
     capabilities: number,
     mariaDbCapabilities: number,
     status: number,
+    /** Sends the session's owed COMMIT if it can; says whether one is still owed. */
+    flushOwedCommit: () => boolean,
   ) {
+    this.#flushOwedCommit = flushOwedCommit;
     this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
     this.#extendedMetadata = (mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0;
     this.#worker = worker;
@@ -758,7 +765,7 @@ export class StatementRouter {
   /**
    * The COMMIT (or ROLLBACK) of a transaction the proxy began and then started on the server,
    * which has only read since: answered now, with the server's own reply to the same text, and
-   * sent to the server with the session's next command, or within COMMIT_FLUSH_MS (see
+   * sent to the server with the session's next command, or within a delay (see OwedCommits and
    * takeOwedCommit). Ending a transaction that only read changes nothing but the read view it
    * holds, so the client may go on at once; what it sends next reaches the server after it.
    */
@@ -770,6 +777,7 @@ export class StatementRouter {
     if (reply === undefined) return null;
     this.#readsOnly = false;
     this.#commitOwed = reply.request;
+    this.#worker.owedCommits.add(this.#flushOwedCommit);
     txn.onReply(reply.status, 0, null, false, false, null);
     this.#cache.stats.add(Counter.COMMITS_DEFERRED);
     return { action: 'answer', bytes: reply.bytes };

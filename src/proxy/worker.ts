@@ -18,6 +18,7 @@ import { ClientSession } from './client-session.ts';
 import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
 import { SchemaCatalog } from './schema-catalog.ts';
+import { OwedCommits } from './owed-commits.ts';
 import { freeSocketPath } from './socket-path.ts';
 import { SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { WorkerCache } from './statement-router.ts';
@@ -35,6 +36,12 @@ const registry = new InvalidationRegistry(config.registry, config.registryRegion
 let secureContext = config.tls === null ? null : createSecureContext(config.tls);
 /** How often a worker drops results writes made stale, so Qcache_queries_in_cache falls. */
 const STALE_SWEEP_INTERVAL_MS = 200;
+/**
+ * How long a COMMIT the proxy answered may wait for the session's next command to carry it to
+ * the server (see OwedCommits): the server's transaction keeps its read view and metadata locks
+ * until then, and DDL on its tables waits for them.
+ */
+const COMMIT_FLUSH_MS = 10;
 
 function createCache(): WorkerCache | null {
   const settings = config.cache;
@@ -58,6 +65,7 @@ function createCache(): WorkerCache | null {
     followerStatus: new FollowerStatus(config.followerStatus),
     digests: new DigestTable(),
     gatherDigests,
+    owedCommits: new OwedCommits(COMMIT_FLUSH_MS),
   };
 }
 
@@ -80,18 +88,6 @@ const sessions = new Set<ClientSession>();
 const connectionStats = new CacheStats(config.stats, config.index);
 const countBackendUnreachable = (): void => connectionStats.add(Counter.BACKEND_UNREACHABLE);
 let draining = false;
-
-/**
- * How long a COMMIT the proxy answered may wait for the session's next command to carry it to
- * the server (see StatementRouter.takeOwedCommit): the server's transaction keeps its read view
- * and metadata locks until then, and DDL on its tables waits for them.
- */
-const COMMIT_FLUSH_MS = 10;
-if (cache !== null && cache.deferTransactions) {
-  setInterval(() => {
-    for (const session of sessions) session.flushOwedCommit();
-  }, COMMIT_FLUSH_MS).unref();
-}
 
 /** A client accepted on the TCP port or (`unixSocket`) on the --socket path. */
 function serveClient(socket: Socket, unixSocket: boolean): void {
