@@ -14,12 +14,7 @@ import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
-import type {
-  DigestGathering,
-  DigestRecord,
-  DigestRow,
-  DigestTable,
-} from '../cache/statement-digests.ts';
+import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
 import { Capability, Command, MariaDbCapability, ServerStatus } from '../protocol/constants.ts';
 import { REPLY_NEUTRAL_CAPABILITIES } from '../protocol/handshake.ts';
 import {
@@ -32,13 +27,13 @@ import {
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
-import { encodeTextResultSet } from '../protocol/result-set.ts';
-import type { ResultColumn } from '../protocol/result-set.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
+import { NicecacheTables } from './nicecache-tables.ts';
+import type { OwnTableRead } from './nicecache-tables.ts';
 import type { OwedCommits } from './owed-commits.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
@@ -169,25 +164,6 @@ const NO_HIT = -1;
  */
 const READ_OTHER = -2;
 const READ_MISS = -1;
-
-/** How long SELECT * FROM nicecache.digests waits for the workers' digests. */
-const DIGESTS_GATHER_MS = 3000;
-
-/** The columns of nicecache.digests (see DigestRow). */
-const DIGEST_COLUMNS: readonly ResultColumn[] = [
-  { name: 'digest', type: 'text' },
-  { name: 'kind', type: 'text' },
-  { name: 'count', type: 'unsigned' },
-  { name: 'hits', type: 'unsigned' },
-  { name: 'misses', type: 'unsigned' },
-  { name: 'bypasses', type: 'unsigned' },
-  { name: 'main_bypass_reason', type: 'text' },
-  { name: 'server_count', type: 'unsigned' },
-  { name: 'server_micros', type: 'unsigned' },
-  { name: 'max_server_micros', type: 'unsigned' },
-  { name: 'rows_served', type: 'unsigned' },
-  { name: 'bytes_served', type: 'unsigned' },
-];
 
 /**
  * Kinds whose routing reads the session's state: a SELECT's key, the tables a write names (in
@@ -364,8 +340,8 @@ export class StatementRouter {
 
   readonly #deprecateEof: boolean;
   readonly #extendedMetadata: boolean;
-  /** SELECT * FROM nicecache.digests waiting for every worker's digests. */
-  #digestsGathering: DigestGathering | null = null;
+  /** The nicecache schema's tables, answered by the proxy (SELECT * FROM nicecache.digests). */
+  readonly #ownTables: NicecacheTables;
   /** The route of every hit (see #routeSelect). */
   readonly #answerRoute: { action: 'answer'; bytes: Buffer } = {
     action: 'answer',
@@ -386,6 +362,7 @@ export class StatementRouter {
     flushOwedCommit: () => boolean,
   ) {
     this.#flushOwedCommit = flushOwedCommit;
+    this.#ownTables = new NicecacheTables(worker.gatherDigests);
     this.#deprecateEof = (capabilities & Capability.DEPRECATE_EOF) !== 0;
     this.#extendedMetadata = (mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0;
     this.#worker = worker;
@@ -1805,71 +1782,14 @@ export class StatementRouter {
    * worker's digests are gathered (at most DIGESTS_GATHER_MS), then gets them as a result set.
    * Other statements over the nicecache schema get the server's errors for what they ask.
    */
-  #answerOwnTable(control: { name: string; plain: boolean }): Route {
-    if (control.name !== 'digests') {
-      return this.#ownError(
-        new ProxyError(
-          ProxyErrorCode.NO_SUCH_TABLE,
-          `Table 'nicecache.${control.name}' doesn't exist`,
-        ),
-      );
-    }
-    if (!control.plain) {
-      return this.#ownError(
-        new ProxyError(
-          ProxyErrorCode.NOT_SUPPORTED,
-          "This version of nicecache doesn't yet support 'anything but SELECT * FROM nicecache.digests'",
-        ),
-      );
-    }
-    const gathering = this.#digestsGathering;
-    if (gathering === null) {
-      const started = this.#worker.gatherDigests();
-      this.#digestsGathering = started;
-      return {
-        action: 'wait',
-        flight: started.flight,
-        maxWaitMs: DIGESTS_GATHER_MS,
-        metadata: false,
-      };
-    }
-    this.#digestsGathering = null;
-    if (gathering.rows === null) {
-      return this.#ownError(
-        new ProxyError(
-          ProxyErrorCode.NOT_GATHERED,
-          `nicecache could not gather the digests of every worker within ${DIGESTS_GATHER_MS} ms`,
-        ),
-      );
-    }
-    const rows = gathering.rows.map((row: DigestRow) => [
-      row.digest,
-      row.kind,
-      row.count,
-      row.hits,
-      row.misses,
-      row.bypasses,
-      row.mainBypassReason,
-      row.serverCount,
-      row.serverMicros,
-      row.maxServerMicros,
-      row.rowsServed,
-      row.bytesServed,
-    ]);
-    return {
-      action: 'answer',
-      bytes: encodeTextResultSet(DIGEST_COLUMNS, rows, {
-        deprecateEof: this.#deprecateEof,
-        extendedMetadata: this.#extendedMetadata,
-        status: this.txn.status,
-        schema: 'nicecache',
-        table: 'digests',
-      }),
-    };
-  }
-
-  #ownError(error: ProxyError): Route {
-    return { action: 'answer', bytes: encodeErr(error.toErrInfo(), 1) };
+  #answerOwnTable(control: OwnTableRead): Route {
+    const answer = this.#ownTables.answer(control, {
+      deprecateEof: this.#deprecateEof,
+      extendedMetadata: this.#extendedMetadata,
+      status: this.txn.status,
+    });
+    if (answer.action === 'answer') return answer;
+    return { ...answer, metadata: false };
   }
 
   // --- helpers --------------------------------------------------------------------------------
