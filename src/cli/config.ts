@@ -43,6 +43,8 @@ export interface ProxyConfig {
   binlogServerId: number | null;
   /** Where to serve Prometheus metrics at /metrics; null: nowhere. */
   metrics: HostPort | null;
+  /** Keep per-statement digests (statement-digests.ts), with the cache or without. */
+  digests: boolean;
   logFormat: LogFormat;
   /**
    * Whether TLS is offered to clients: auto offers it with the certificate of --tls-cert and
@@ -223,6 +225,13 @@ export const proxyOptionSpecs = [
     value: 'HOST:PORT',
     fallback: '',
     help: 'serve Prometheus metrics at http://HOST:PORT/metrics (default: not served)',
+  },
+  {
+    flag: 'digests',
+    env: 'NICECACHE_DIGESTS',
+    value: 'on|off',
+    fallback: 'on',
+    help: 'keep per-statement digests (counts and server times per normalised statement, at /api/digests and as SELECT * FROM nicecache.digests), with the cache or without; off spares their CPU on every statement',
   },
   {
     flag: 'tls',
@@ -421,6 +430,7 @@ export function parseProxyConfig(
     binlogMaxLagMs: parsePositiveInt(value('binlog-max-lag'), '--binlog-max-lag'),
     binlogServerId: parseServerId(value('binlog-server-id')),
     metrics: value('metrics') === '' ? null : parseHostPort(value('metrics'), '--metrics'),
+    digests: parseBoolean(value('digests'), '--digests'),
     logFormat: parseLogFormat(value('log-format')),
     tlsMode,
     tls: parseTlsFiles(value('tls-cert'), value('tls-key'), tlsMode),
@@ -502,6 +512,7 @@ export function changedSettings(before: ProxyConfig, after: ProxyConfig): string
     binlogMaxLagMs: '--binlog-max-lag',
     binlogServerId: '--binlog-server-id',
     metrics: '--metrics',
+    digests: '--digests',
     logFormat: '--log-format',
     tlsMode: '--tls',
     tls: TLS_SETTING,

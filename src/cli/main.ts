@@ -180,6 +180,7 @@ async function runProxy(args: string[]): Promise<void> {
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     requireBackend: config.requireBackend,
     requireSecureTransport: config.requireSecureTransport,
+    digests: config.digests,
     version,
     drainTimeoutMs: config.drainTimeoutMs,
     cache:

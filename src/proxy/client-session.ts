@@ -20,7 +20,16 @@
 import type { Socket } from 'node:net';
 import type { SecureContext } from 'node:tls';
 import { ANSWER_SAMPLE_EVERY, Latency } from '../cache/cache-stats.ts';
-import { Capability, Command, MAX_PACKET_PAYLOAD, PacketHeader } from '../protocol/constants.ts';
+import type { DigestRecord } from '../cache/statement-digests.ts';
+import { statementIdOf } from '../protocol/command-fields.ts';
+import {
+  Capability,
+  Command,
+  MAX_PACKET_PAYLOAD,
+  MariaDbCapability,
+  PacketHeader,
+  ServerStatus,
+} from '../protocol/constants.ts';
 import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { encodePacket } from '../protocol/packet.ts';
@@ -46,11 +55,15 @@ import type { Logger } from './log.ts';
 import { startClientTls, startServerTls } from '../protocol/tls-over-reads.ts';
 import type { TlsOverReads } from '../protocol/tls-over-reads.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
+import { NicecacheTables } from './nicecache-tables.ts';
+import type { OwnTableRead } from './nicecache-tables.ts';
+import type { RelayDigests } from './relay-digests.ts';
 import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
 import { rewriteStatusReply } from './status-variables.ts';
 import { statusValues } from './status-values.ts';
+import { SESSION_STATUS_BITS } from './transaction-state.ts';
 import {
   BACKEND_READ_SIZE,
   CLIENT_READ_SIZE,
@@ -81,6 +94,11 @@ export interface SessionOptions {
   handshakeTimeoutMs: number;
   /** The worker's query cache; null relays every command unchanged. */
   cache: WorkerCache | null;
+  /**
+   * The worker's per-statement digests for a session without the cache (the cache's router
+   * counts its own); null or absent: none are kept (--digests off).
+   */
+  relayDigests?: RelayDigests | null;
   /** Told each time this session tells its client the server cannot be reached. */
   onBackendUnreachable?: () => void;
 }
@@ -101,6 +119,14 @@ interface Pending {
   packets: Buffer[] | null;
   /** The copy of a reply the cache will store. */
   copy: ReplyCopy | null;
+  /**
+   * Without the cache, the digest the command counts in (see RelayDigests): timed from
+   * `sentAt` until its reply ends, or, for a COM_STMT_PREPARE (`prepares`), the digest of the
+   * statement's executions.
+   */
+  digest: DigestRecord | null;
+  sentAt: number;
+  prepares: boolean;
 }
 
 /**
@@ -265,6 +291,12 @@ export class ClientSession {
   #relayFrom = -1;
   /** Runs from the greeting until the login's reply: see SessionOptions.handshakeTimeoutMs. */
   #handshakeTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Without the cache: the digests of the statements prepared on this session, by id. */
+  #preparedDigests: Map<number, DigestRecord> | null = null;
+  /** Without the cache: the nicecache schema's tables, once a statement read them. */
+  #ownTables: NicecacheTables | null = null;
+  /** Without the cache: the session's status flags, as the server's last reply left them. */
+  #relayStatus: number = ServerStatus.AUTOCOMMIT;
 
   /**
    * `accepted` comes from a server listening with `pauseOnConnect`: the session reads it into a
@@ -554,7 +586,28 @@ export class ClientSession {
     // A forward may carry a payload of its own (an execution given the types it omitted).
     let replacement: Buffer | null = null;
     let opened = false;
-    if (this.#router !== null) {
+    let digest: DigestRecord | null = null;
+    let prepares = false;
+    const relayDigests = this.#options.relayDigests ?? null;
+    if (relayDigests !== null && this.#router === null) {
+      if (command === Command.QUERY && packet.length < MAX_PACKET_PAYLOAD) {
+        const payload = packet.payload!;
+        digest = relayDigests.knownShapeOf(payload, 1);
+        if (digest === null) {
+          const entry = relayDigests.statementOf(payload, 1, this.#greeting!.serverVersion);
+          digest = relayDigests.recordOf(entry);
+          const control = entry.info.control;
+          if (control?.kind === 'nicecache-table') {
+            this.#answerOwnTable(control, packet, digest);
+            return;
+          }
+        }
+      } else {
+        digest = this.#relayedStatement(command, packet, relayDigests);
+        prepares = command === Command.STMT_PREPARE;
+      }
+      if (digest !== null && !prepares) digest.count++;
+    } else if (this.#router !== null) {
       if (this.#pending.length > 0 && ROUTED_COMMANDS.has(command)) {
         // Whether the cache answers depends on the replies before it: wait for them.
         this.#hold(packet.raw!, false);
@@ -637,6 +690,9 @@ export class ClientSession {
           : plan?.learn
             ? new ReplyCopy(LEARNED_REPLY_LIMIT)
             : null,
+        digest,
+        sentAt: digest === null || prepares ? 0 : performance.now(),
+        prepares,
       };
       this.#pending.push(awaited);
       if (packet.length === MAX_PACKET_PAYLOAD) this.#unfinished = awaited;
@@ -679,6 +735,9 @@ export class ClientSession {
       rewrite: false,
       packets: [],
       copy: null,
+      digest: null,
+      sentAt: 0,
+      prepares: false,
     });
     this.#toBackend(encodePacket(payload, 0));
   }
@@ -692,6 +751,9 @@ export class ClientSession {
       rewrite: false,
       packets: kind === 'replay' ? null : [],
       copy: null,
+      digest: null,
+      sentAt: 0,
+      prepares: false,
     });
     this.#holding = true;
     const command =
@@ -851,6 +913,9 @@ export class ClientSession {
       rewrite: false,
       packets: null,
       copy: null,
+      digest: null,
+      sentAt: 0,
+      prepares: false,
     });
     if (this.#backendTlsWanted) {
       this.#startServerTls(payload);
@@ -1044,7 +1109,11 @@ export class ClientSession {
   /** A reply has ended: the cache hears of it, and the proxy's own replies are used. */
   #onReplyEnd(pending: Pending): void {
     const router = this.#router;
-    if (router === null) return;
+    if (router === null) {
+      if (pending.tracker.status >= 0) this.#relayStatus = pending.tracker.status;
+      if (pending.digest !== null) this.#relayedReplyEnd(pending);
+      return;
+    }
     const { tracker, plan } = pending;
     if (pending.internal === 'probe') {
       const payloads = pending.packets!.map((raw) => raw.subarray(4));
@@ -1084,6 +1153,79 @@ export class ClientSession {
     }
     router.onReply(plan, tracker);
     if (pending.rewrite && !this.#lingering) this.#sendRewritten(pending);
+  }
+
+  /**
+   * Without the cache, the digest of a command other than COM_QUERY (see RelayDigests): a
+   * prepared statement's, for its executions; null for what is not a statement's execution.
+   * Statements closed, or dropped with the session's state, are forgotten.
+   */
+  #relayedStatement(
+    command: number,
+    packet: FramedPacket,
+    relayDigests: RelayDigests,
+  ): DigestRecord | null {
+    switch (command) {
+      case Command.STMT_PREPARE:
+        return packet.length < MAX_PACKET_PAYLOAD
+          ? relayDigests.recordOf(
+              relayDigests.statementOf(packet.payload!, 1, this.#greeting!.serverVersion),
+            )
+          : null;
+      case Command.STMT_EXECUTE:
+        return this.#preparedDigests?.get(statementIdOf(packet.payload!)) ?? null;
+      case Command.STMT_CLOSE:
+        this.#preparedDigests?.delete(statementIdOf(packet.payload!));
+        return null;
+      case Command.CHANGE_USER:
+      case Command.RESET_CONNECTION:
+        this.#preparedDigests?.clear();
+        return null;
+      default:
+        return null;
+    }
+  }
+
+  /** Without the cache, a counted command's reply has ended: its time, or its statement id. */
+  #relayedReplyEnd(pending: Pending): void {
+    const { tracker, digest } = pending;
+    if (!pending.prepares) {
+      digest!.addServerTime((performance.now() - pending.sentAt) * 1000);
+    } else if (!tracker.failed) {
+      (this.#preparedDigests ??= new Map()).set(tracker.statementId, digest!);
+    }
+  }
+
+  /**
+   * Without the cache, a statement over the nicecache schema (see NicecacheTables): answered by
+   * the proxy after the replies to the commands before it, once every worker's digests are in.
+   */
+  #answerOwnTable(read: OwnTableRead, packet: FramedPacket, digest: DigestRecord): void {
+    if (this.#pending.length > 0) {
+      // Taken up again once those replies have ended.
+      this.#hold(packet.raw!, false);
+      return;
+    }
+    this.#ownTables ??= new NicecacheTables(this.#options.relayDigests!.gather);
+    const answer = this.#ownTables.answer(read, {
+      deprecateEof: this.#deprecateEof,
+      extendedMetadata: (this.#mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0,
+      status: this.#relayStatus & SESSION_STATUS_BITS,
+    });
+    if (answer.action === 'answer') {
+      // Counted once answered, as the cache's sessions count it.
+      digest.count++;
+      this.#answer(answer.bytes);
+      return;
+    }
+    this.#hold(packet.raw!, false);
+    answer.flight.wait(
+      () =>
+        this.#guard(() => {
+          if (this.#phase === Phase.COMMANDS && this.#pending.length === 0) this.#resume();
+        }),
+      answer.maxWaitMs,
+    );
   }
 
   /**

@@ -49,6 +49,8 @@ export interface ProxyOptions {
   tls?: TlsCredentials | null;
   /** Refuse clients that do not start TLS (--require-secure-transport); needs `tls`. */
   requireSecureTransport?: boolean;
+  /** Keep per-statement digests (--digests); absent: kept. */
+  digests?: boolean;
   /** --binlog and its settings; absent: off. */
   binlog?: BinlogSettings;
   log: Logger;
@@ -67,7 +69,7 @@ export interface RunningProxy {
   /** New TLS credentials for the connections accepted from now on (TLS must be on already). */
   reloadTls(credentials: TlsCredentials): void;
   /**
-   * Every worker's per-statement digests, merged (empty with the cache off). A worker that does
+   * Every worker's per-statement digests, merged (empty with --digests off). A worker that does
    * not answer within DIGESTS_WAIT_MS (busy starting, or gone) is left out.
    */
   digests(): Promise<DigestRow[]>;
@@ -197,6 +199,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         logFormat: options.log.format,
         tls: tlsCredentials,
         requireSecureTransport: options.requireSecureTransport ?? false,
+        digests: options.digests ?? true,
       };
       const worker = new Worker(workerUrl, {
         workerData: config,

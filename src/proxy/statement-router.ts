@@ -59,8 +59,8 @@ export interface WorkerCache {
   deferTransactions: boolean;
   /** What SHOW STATUS tells of the binlog follower. */
   followerStatus: FollowerStatus;
-  /** Per-statement statistics (statement-digests.ts). */
-  digests: DigestTable;
+  /** Per-statement statistics (statement-digests.ts); null: none are kept (--digests off). */
+  digests: DigestTable | null;
   /** Asks for every worker's digests, for SELECT * FROM nicecache.digests. */
   gatherDigests: () => DigestGathering;
   /** COMMITs answered by the proxy, sent within a delay when no command carries them. */
@@ -424,12 +424,13 @@ export class StatementRouter {
    * statement's routing: after a probe, a transaction command or a replay it is routed again.
    */
   #countDigest(route: Route): void {
-    if (route.action !== 'answer' && route.action !== 'forward') return;
+    const digests = this.#worker.digests;
+    if (digests === null || (route.action !== 'answer' && route.action !== 'forward')) return;
     const entry = this.#digestEntry!;
     let record = entry.digest;
     if (record === null) {
       const info = entry.info;
-      record = this.#worker.digests.recordOf(digestTextOf(entry.shape, info.keyText), info.kind);
+      record = digests.recordOf(digestTextOf(entry.shape, info.keyText), info.kind);
       entry.digest = record;
     }
     record.count++;
@@ -1227,7 +1228,9 @@ export class StatementRouter {
     const executedUsing = this.#executedSelectUsing(classified);
     const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
     const info = entry.info;
-    if (info.control?.kind === 'nicecache-table') return this.#answerOwnTable(info.control);
+    // With --digests off nothing of the nicecache schema is the proxy's: the server answers.
+    if (info.control?.kind === 'nicecache-table' && this.#worker.digests !== null)
+      return this.#answerOwnTable(info.control);
     const diagnostics = info.readsDiagnostics && (lastHit !== NO_HIT || this.#stateDirty);
     if (diagnostics && lastHit !== NO_HIT) return this.#settleDiagnostics(lastHit);
     if (this.#foundRowsDebt !== NO_HIT && (info.readsFoundRows || this.#owesWarnings(info))) {

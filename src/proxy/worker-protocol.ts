@@ -48,6 +48,8 @@ export interface WorkerConfig {
   tls: TlsCredentials | null;
   /** Clients that do not start TLS are refused. */
   requireSecureTransport: boolean;
+  /** Keep per-statement digests (--digests). */
+  digests: boolean;
 }
 
 /** A PEM certificate (chain) and its private key, as read from --tls-cert and --tls-key. */

@@ -19,6 +19,7 @@ import { ExecutionKeys } from './execution-keys.ts';
 import { createLogger } from './log.ts';
 import { SchemaCatalog } from './schema-catalog.ts';
 import { OwedCommits } from './owed-commits.ts';
+import { RelayDigests } from './relay-digests.ts';
 import { freeSocketPath } from './socket-path.ts';
 import { SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { WorkerCache } from './statement-router.ts';
@@ -43,6 +44,9 @@ const STALE_SWEEP_INTERVAL_MS = 200;
  */
 const COMMIT_FLUSH_MS = 10;
 
+/** This worker's per-statement digests (statement-digests.ts); null with --digests off. */
+const digests = config.digests ? new DigestTable() : null;
+
 function createCache(): WorkerCache | null {
   const settings = config.cache;
   if (settings === null || settings.sizeBytes === 0 || config.cacheStore === null) return null;
@@ -63,7 +67,7 @@ function createCache(): WorkerCache | null {
     flights: new SingleFlight(settings.singleFlightWaitMs),
     deferTransactions: settings.deferTransactions,
     followerStatus: new FollowerStatus(config.followerStatus),
-    digests: new DigestTable(),
+    digests,
     gatherDigests,
     owedCommits: new OwedCommits(COMMIT_FLUSH_MS),
   };
@@ -82,6 +86,9 @@ function gatherDigests(): DigestGathering {
   return gathering;
 }
 const cache = createCache();
+/** Without the cache, the relay counts the digests itself (the cache's router counts its own). */
+const relayDigests =
+  cache === null && digests !== null ? new RelayDigests(digests, gatherDigests) : null;
 
 const sessions = new Set<ClientSession>();
 /** Connection counters, in this worker's region of the shared stats (cache on or off). */
@@ -109,6 +116,7 @@ function serveClient(socket: Socket, unixSocket: boolean): void {
     connectTimeoutMs: config.connectTimeoutMs,
     handshakeTimeoutMs: config.handshakeTimeoutMs,
     cache,
+    relayDigests,
     onBackendUnreachable: countBackendUnreachable,
   });
   sessions.add(session);
@@ -200,7 +208,7 @@ port.on('message', (message: ToWorker) => {
   }
   if (message.type === 'digests') {
     // Answered even while draining: what ran before the shutdown is still worth reading.
-    send({ type: 'digests', request: message.request, rows: cache?.digests.snapshot() ?? [] });
+    send({ type: 'digests', request: message.request, rows: digests?.snapshot() ?? [] });
     return;
   }
   if (message.type === 'fault') {

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import mariadb from 'mariadb';
 import mysql from 'mysql2/promise';
+import { ServerStatus } from '../../src/protocol/constants.ts';
+import { readStatus } from '../../src/protocol/generic-packets.ts';
 import { execute, prepare } from '../../src/protocol/statement-commands.ts';
 import type { DigestRow } from '../../src/cache/statement-digests.ts';
 import { connectOnWorker, rowsOf, runStatements } from '../support/cache-scenario.ts';
@@ -188,3 +190,198 @@ describe('per-statement digests', () => {
     check.close();
   });
 });
+
+describe('per-statement digests without the cache', () => {
+  let proxy: ProxyProcess;
+  let digestsUrl: string;
+
+  before(async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      `DROP DATABASE IF EXISTS ${DB}`,
+      `CREATE DATABASE ${DB}`,
+      `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+      `INSERT INTO ${DB}.t VALUES (1, 10), (2, 20), (3, 30)`,
+    ]);
+    proxy = await startProxyProcess({
+      workers: 2,
+      extraArgs: ['--query-cache-size', '0', '--metrics', '127.0.0.1:0'],
+      env: { NICECACHE_DEBUG: '1' },
+    });
+    digestsUrl = metricsUrl(proxy).replace(/\/metrics$/, '/api/digests');
+  });
+
+  after(async () => {
+    assert.equal(await proxy?.stop(), 0);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+  });
+
+  async function on(worker: number): Promise<RawClient> {
+    return connectOnWorker(proxy, worker, {
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    });
+  }
+
+  async function digestsNow(): Promise<DigestRow[]> {
+    const response = await fetch(digestsUrl);
+    assert.equal(response.status, 200);
+    return ((await response.json()) as { digests: DigestRow[] }).digests;
+  }
+
+  test('the relay counts and times every statement and execution, merged over the workers', async () => {
+    const first = await on(0);
+    const second = await on(1);
+    for (const id of [1, 2, 1])
+      assert.equal(replyError(await first.query(`SELECT v FROM t WHERE id = ${id}`)), null);
+    for (const id of [3, 3])
+      assert.equal(replyError(await second.query(`SELECT v FROM t WHERE id = ${id}`)), null);
+    assert.equal(replyError(await second.query('UPDATE t SET v = v + 1 WHERE id = 3')), null);
+    // A statement the server refuses is counted and timed all the same.
+    assert.notEqual(replyError(await second.query('SELECT nope FROM t WHERE id = 1')), null);
+    const prepared = await first.command(prepare('SELECT v, id FROM t WHERE id = ?'));
+    assert.equal(replyError(prepared), null);
+    const statementId = prepared[0]!.payload.readUInt32LE(1);
+    for (let round = 0; round < 3; round++) {
+      assert.equal(replyError(await first.command(execute(statementId, [round + 1]))), null);
+    }
+    // The proxy's answer carries the session's status as the server left it: in a transaction.
+    assert.equal(replyError(await first.query('BEGIN')), null);
+    const own = await first.query('SELECT * FROM nicecache.digests');
+    assert.equal(replyError(own), null);
+    const end = readStatus(own.at(-1)!.payload, !first.deprecateEof)!;
+    assert.equal(
+      end.status & (ServerStatus.IN_TRANS | ServerStatus.AUTOCOMMIT),
+      ServerStatus.IN_TRANS | ServerStatus.AUTOCOMMIT,
+    );
+    assert.equal(replyError(await first.query('COMMIT')), null);
+    const after = readStatus(
+      (await first.query('SELECT * FROM nicecache.digests')).at(-1)!.payload,
+      !first.deprecateEof,
+    )!;
+    assert.equal(after.status & ServerStatus.IN_TRANS, 0);
+    // Closed: an execution of its id is the server's error, and no longer the statement's.
+    first.sendOnly(Buffer.concat([Buffer.from([0x19]), u32(statementId)]));
+    assert.notEqual(replyError(await first.command(execute(statementId, [1]))), null);
+    first.close();
+    second.close();
+
+    const digests = await digestsNow();
+    const of = (digest: string): DigestRow => {
+      const row = digests.find((candidate) => candidate.digest === digest);
+      assert.ok(row, `no digest ${digest} in ${JSON.stringify(digests, null, 1)}`);
+      return row;
+    };
+    const pointRead = of('SELECT v FROM t WHERE id = ?');
+    assert.deepEqual(
+      [pointRead.kind, pointRead.count, pointRead.serverCount, pointRead.hits, pointRead.misses],
+      ['select', 5, 5, 0, 0],
+    );
+    assert.ok(pointRead.serverMicros > 0);
+    assert.ok(pointRead.maxServerMicros > 0 && pointRead.maxServerMicros <= pointRead.serverMicros);
+    assert.deepEqual([pointRead.bypasses, pointRead.rowsServed, pointRead.bytesServed], [0, 0, 0]);
+    const write = of('UPDATE t SET v = v + ? WHERE id = ?');
+    assert.deepEqual([write.kind, write.count, write.serverCount], ['update', 1, 1]);
+    const refused = of('SELECT nope FROM t WHERE id = ?');
+    assert.deepEqual([refused.count, refused.serverCount], [1, 1]);
+    // The prepared text's executions, not its prepare; the one after the close is nobody's.
+    const executions = of('SELECT v, id FROM t WHERE id = ?');
+    assert.deepEqual([executions.count, executions.serverCount], [3, 3]);
+  });
+
+  test('SELECT * FROM nicecache.digests is answered in turn, behind the replies before it', async () => {
+    const login = {
+      host: proxy.host,
+      port: proxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    };
+    const md = await mariadb.createConnection({ ...login, pipelining: true });
+    await md.query('SELECT v FROM t WHERE id = 2');
+    // Pipelined: the answer must not overtake the slow reply sent before it.
+    const [slow, own] = await Promise.all([
+      md.query<Array<Record<string, unknown>>>('SELECT SLEEP(0.3) AS slept, 7 AS seven'),
+      md.query<Array<Record<string, unknown>>>('SELECT * FROM nicecache.digests'),
+    ]);
+    assert.deepEqual(
+      slow.map((row) => [Number(row['slept']), Number(row['seven'])]),
+      [[0, 7]],
+    );
+    const point = own.find((row) => row['digest'] === 'SELECT v FROM t WHERE id = ?');
+    assert.ok(point, `no point read among ${own.map((row) => String(row['digest'])).join(', ')}`);
+    assert.ok(Number(point['count']) >= 6);
+    // Other statements over the schema get the errors the cache's sessions get.
+    await assert.rejects(md.query('SELECT digest FROM nicecache.digests'), { errno: 1235 });
+    await assert.rejects(md.query('SELECT * FROM nicecache.nope'), { errno: 1146 });
+    // The session goes on; its transaction state is in the answer's status.
+    await md.query('BEGIN');
+    const inTransaction = await md.query<Array<Record<string, unknown>>>(
+      'SELECT * FROM nicecache.digests',
+    );
+    assert.ok(inTransaction.length > 0);
+    await md.query('COMMIT');
+    await md.end();
+
+    const m2 = await mysql.createConnection({ ...login, supportBigNumbers: true });
+    const [rows] = await m2.query('SELECT * FROM nicecache.digests');
+    assert.ok((rows as Array<Record<string, unknown>>).some((row) => row['kind'] === 'update'));
+    await m2.end();
+  });
+});
+
+describe('--digests off', () => {
+  for (const cache of ['on', 'off'] as const) {
+    test(`none kept, the nicecache schema left to the server (cache ${cache})`, async () => {
+      const proxy = await startProxyProcess({
+        extraArgs: [
+          '--digests',
+          'off',
+          '--metrics',
+          '127.0.0.1:0',
+          ...(cache === 'off' ? ['--query-cache-size', '0'] : []),
+        ],
+      });
+      try {
+        const login = {
+          user: BACKEND_USER,
+          password: BACKEND_PASSWORD,
+        };
+        const viaProxy = await mysql.createConnection({
+          ...login,
+          host: proxy.host,
+          port: proxy.port,
+        });
+        const direct = await mysql.createConnection({
+          ...login,
+          host: BACKEND_HOST,
+          port: BACKEND_PORT,
+        });
+        await viaProxy.query('SELECT 1');
+        const errnoOf = async (connection: mysql.Connection): Promise<number | undefined> => {
+          try {
+            await connection.query('SELECT * FROM nicecache.digests');
+          } catch (error) {
+            return (error as { errno?: number }).errno;
+          }
+          return undefined;
+        };
+        const fromServer = await errnoOf(direct);
+        assert.notEqual(fromServer, undefined);
+        assert.equal(await errnoOf(viaProxy), fromServer);
+        await viaProxy.end();
+        await direct.end();
+        const response = await fetch(metricsUrl(proxy).replace(/\/metrics$/, '/api/digests'));
+        assert.deepEqual(await response.json(), { digests: [] });
+      } finally {
+        assert.equal(await proxy.stop(), 0);
+      }
+    });
+  }
+});
+
+function u32(value: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32LE(value);
+  return bytes;
+}

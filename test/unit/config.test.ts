@@ -42,6 +42,7 @@ describe('proxy configuration', () => {
       binlogMaxLagMs: 1000,
       binlogServerId: null,
       metrics: null,
+      digests: true,
       logFormat: 'text',
       tlsMode: 'auto',
       tls: null,
@@ -67,6 +68,8 @@ describe('proxy configuration', () => {
       false,
       '--defer-transactions off',
     );
+    assert.equal(parseProxyConfig(['--digests', 'off'], {})!.digests, false, '--digests off');
+    assert.equal(parseProxyConfig([], { NICECACHE_DIGESTS: 'off' })!.digests, false);
     assert.throws(() => parseProxyConfig(['--query-cache-size', '64MB'], {}), ConfigError);
     assert.throws(() => parseProxyConfig(['--query-cache-type', '3'], {}), ConfigError);
   });
