@@ -1245,7 +1245,7 @@ export class ClientSession {
       packets.map((raw) => raw.subarray(4)),
       this.#deprecateEof,
       pending.plan!.status!,
-      { own, extra: values.extra },
+      { own, extra: values.extra, sessionLess: this.#router?.ownStatusLess() },
     );
     this.#toClient(rewritten ?? Buffer.concat(packets));
   }

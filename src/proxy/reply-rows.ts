@@ -45,3 +45,8 @@ export function foundRowsRestorer(rows: number): Buffer {
         : `SET STATEMENT ${UNLOGGED_SETTING}, max_recursive_iterations = ${rows} FOR WITH RECURSIVE nicecache_found_rows(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM nicecache_found_rows WHERE n < ${rows}) SELECT SQL_CALC_FOUND_ROWS n FROM nicecache_found_rows LIMIT 1`;
   return Buffer.from(`\u0003${sql}`, 'latin1');
 }
+
+/** The rows foundRowsRestorer(rows) sends (what it adds to the session's Rows_sent). */
+export function restorerRowsSent(rows: number): number {
+  return rows <= WARNING_SAFE_FOUND_ROWS ? rows : 1;
+}

@@ -42,7 +42,8 @@ import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type { ClassifyMode, MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
-import { countRows, diagnosticsOf, foundRowsRestorer } from './reply-rows.ts';
+import { countRows, diagnosticsOf, foundRowsRestorer, restorerRowsSent } from './reply-rows.ts';
+import { OwnStatementStatus } from './own-statement-status.ts';
 import { DeferredTransaction, ROLLBACK_PAYLOAD } from './deferred-transaction.ts';
 import { TransactionReplies } from './transaction-replies.ts';
 import type { WriteMarks } from './transaction-state.ts';
@@ -340,6 +341,8 @@ export class StatementRouter {
 
   readonly #deprecateEof: boolean;
   readonly #extendedMetadata: boolean;
+  /** What the proxy's own statements added to the session's status counters. */
+  readonly #ownStatus = new OwnStatementStatus();
   /** The nicecache schema's tables, answered by the proxy (SELECT * FROM nicecache.digests). */
   readonly #ownTables: NicecacheTables;
   /** The route of every hit (see #routeSelect). */
@@ -761,6 +764,20 @@ export class StatementRouter {
     return { action: 'answer', bytes: reply.bytes };
   }
 
+  /**
+   * What SHOW SESSION STATUS and SESSION_STATUS take out of the server's values: what the
+   * proxy's own statements on this session added (see OwnStatementStatus).
+   */
+  ownStatusLess(): Map<string, number> {
+    return this.#ownStatus.less();
+  }
+
+  /** FLUSH STATUS went through: the cache's counters and this session's start over. */
+  #flushStatus(): void {
+    this.#cache.stats.flush();
+    this.#ownStatus.reset();
+  }
+
   /** A COMMIT answered by the proxy and not yet sent, if any. */
   get owesCommit(): boolean {
     return this.#commitOwed !== null;
@@ -962,6 +979,7 @@ export class StatementRouter {
 
   /** The session probe's reply: its first row, or null when it failed. */
   acceptProbe(row: ReadonlyArray<string | null> | undefined): void {
+    this.#ownStatus.selected(row === undefined ? null : 1);
     this.#stateDirty = false;
     // What the server answers BEGIN and COMMIT with may have changed with the state.
     this.#transactionReplies.forget();
@@ -1008,7 +1026,7 @@ export class StatementRouter {
       info?.control?.kind === 'set-transaction',
       plan.isolation,
     );
-    if (plan.flushesStatus && !failed) this.#cache.stats.flush();
+    if (plan.flushesStatus && !failed) this.#flushStatus();
     if (plan.marks !== null) {
       this.#cache.stats.add(
         plan.marks.everything ? Counter.INVALIDATIONS_ALL : Counter.INVALIDATIONS,
@@ -1041,6 +1059,7 @@ export class StatementRouter {
           this.#type = this.#cache.type;
           this.#followServerType = false;
           this.#probedType = null;
+          this.#ownStatus.reset();
         }
         this.#stateDirty = true;
         return;
@@ -1155,7 +1174,7 @@ export class StatementRouter {
         this.#cache.clear();
         return;
       case 'flush':
-        if (control.status) this.#cache.stats.flush();
+        if (control.status) this.#flushStatus();
         return;
       case 'set-query-cache-type':
         // The server's variable: the probe that follows reads the value now in force. DEFAULT
@@ -1627,6 +1646,7 @@ export class StatementRouter {
     if (rows === null) return null;
     this.#foundRowsBeforeProbe = null;
     if (info !== null && info.kind === 'select' && !info.readsFoundRows) return null;
+    this.#ownStatus.selected(restorerRowsSent(rows));
     return { action: 'replay', payload: foundRowsRestorer(rows) };
   }
 

@@ -27,6 +27,12 @@ export interface StatusRewrite {
 export interface StatusValues {
   own: ReadonlyMap<string, string>;
   extra: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Amounts taken from the server's counters (by upper-case name) in a session's own status
+   * (SHOW [SESSION] STATUS, SESSION_STATUS), not in global status: what the proxy's own
+   * statements added (see OwnStatementStatus).
+   */
+  sessionLess?: ReadonlyMap<string, number>;
 }
 
 /** The column types whose binary values are length-encoded strings. */
@@ -91,6 +97,11 @@ export function rewriteStatusReply(
   if (rewrite.binary) {
     for (const column of columns) if (!STRING_TYPES.has(column.type)) return null;
   }
+  const sessionScope =
+    statement.kind === 'show-status'
+      ? statement.scope === 'session'
+      : columns[valueColumn]!.orgTable.toUpperCase() === 'SESSION_STATUS';
+  const less = sessionScope ? (values.sessionLess ?? null) : null;
   const firstRow = 1 + columnCount + (deprecateEof ? 0 : 1);
   const rows: Array<Array<Buffer | null>> = [];
   let index = firstRow;
@@ -102,8 +113,11 @@ export function rewriteStatusReply(
     if (fields === null) return null;
     const name = fields[nameColumn];
     if (name !== null && name !== undefined) {
-      const own = values.own.get(name.toString('utf8').toUpperCase());
+      const upper = name.toString('utf8').toUpperCase();
+      const own = values.own.get(upper);
       if (own !== undefined) fields[valueColumn] = Buffer.from(own, 'utf8');
+      const taken = less?.get(upper);
+      if (taken !== undefined) fields[valueColumn] = lessBy(fields[valueColumn] ?? null, taken);
     }
     rows.push(fields);
   }
@@ -121,6 +135,15 @@ export function rewriteStatusReply(
   }
   packets.push(encodePacket(final, sequenceId));
   return Buffer.concat(packets);
+}
+
+/** A counter's text less `amount`, never below 0; a value that is not a count stays as it is. */
+function lessBy(value: Buffer | null, amount: number): Buffer | null {
+  if (value === null) return null;
+  const text = value.toString('latin1');
+  if (!/^\d+$/.test(text)) return value;
+  const count = BigInt(text) - BigInt(amount);
+  return Buffer.from((count < 0n ? 0n : count).toString(), 'latin1');
 }
 
 /**

@@ -284,6 +284,43 @@ describe('status and query cache variables: directly and through the proxy', () 
     }
   });
 
+  test('session status counts the client’s statements, not the proxy’s probes', () =>
+    // Reads that all miss (each its own text), with the server's cache off: the server runs every
+    // statement the client sends on both sides, and the proxy adds its probes.
+    withServerQueryCache({ type: 'OFF', size: 1 << 20 }, () =>
+      scenario(async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const names = "('Questions', 'Com_select', 'Rows_sent', 'Empty_queries')";
+        const counters = `SHOW SESSION STATUS WHERE Variable_name IN ${names}`;
+        const table = `SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN ${names.toUpperCase()} ORDER BY VARIABLE_NAME`;
+        await a.query('FLUSH STATUS');
+        // Each SET leaves the session's state to be probed before the read after it.
+        await a.query('SET @a = 1');
+        await a.query('SELECT * FROM t WHERE id = 1');
+        await a.query('SET @b = 2');
+        await a.query('SELECT * FROM t WHERE id > 1 ORDER BY id');
+        // After the probe, FOUND_ROWS() is put back by a SELECT of the proxy's own as well.
+        await a.query('SELECT SQL_CALC_FOUND_ROWS * FROM t ORDER BY id LIMIT 1');
+        await a.query('SET @c = 3');
+        await a.query('SELECT FOUND_ROWS()');
+        await a.query('SELECT * FROM t WHERE id = 99');
+        await a.query(counters);
+        await a.query(table);
+        await a.query("SHOW STATUS LIKE 'Rows_sent'");
+        await a.execute(counters);
+        // Global status keeps every session's counts, the proxy's included: not compared.
+        // The server starts the session's counters over on COM_RESET_CONNECTION: so does the proxy.
+        await a.command('COM_RESET_CONNECTION', Buffer.from([Command.RESET_CONNECTION]));
+        await a.query('SET @d = 4');
+        await a.query('SELECT * FROM t WHERE id = 2');
+        await a.query(counters);
+        await a.query('FLUSH STATUS');
+        await a.query('SET @e = 5');
+        await a.query('SELECT * FROM t WHERE id = 3');
+        await a.query(counters);
+      }),
+    ));
+
   test('FLUSH STATUS resets the Qcache counters the server resets, and not the gauges', () =>
     withServerQueryCache({ type: 'ON', size: 1 << 20 }, () =>
       scenario(async (run) => {
