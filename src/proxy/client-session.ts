@@ -34,14 +34,6 @@ import { ProxyError, ProxyErrorCode, backendUnreachableMessage } from '../protoc
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { encodePacket } from '../protocol/packet.ts';
 import { CompressedPackets } from '../protocol/compressed-packets.ts';
-import {
-  isSslRequest,
-  offerCapability,
-  parseGreeting,
-  restrictGreeting,
-  restrictHandshakeResponse,
-} from '../protocol/handshake.ts';
-import type { Greeting } from '../protocol/handshake.ts';
 import type { FramedPacket } from '../protocol/packet-framer.ts';
 import { PacketFramer } from '../protocol/packet-framer.ts';
 import {
@@ -58,6 +50,8 @@ import type { BackendAddress } from '../upstream/backend-address.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { RelayDigests } from './relay-digests.ts';
+import { LoginNegotiation } from './login-negotiation.ts';
+import type { LoginRefusal } from './login-negotiation.ts';
 import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
@@ -200,31 +194,20 @@ export class ClientSession {
   readonly #tcp: Socket;
   /** TLS to the client, once its SSLRequest came; its bytes are fed from the TCP reads. */
   #tls: TlsOverReads | null = null;
-  /**
-   * Added to the sequence ids of the login's packets on their way to the client (and taken from
-   * the client's): the client's SSLRequest took a number the server never saw.
-   */
-  #loginShift = 0;
   readonly #backendReads: ReadBuffer;
   readonly #clientReads: ReadBuffer;
   /** The server as commands are written to it: its TCP socket, or TLS over it. */
   #backend: Socket;
   /** TLS to the server, once the proxy's SSLRequest went; its bytes are fed from the TCP reads. */
   #backendTls: TlsOverReads | null = null;
-  /** The server offered TLS and --backend-tls asks for it: the login goes inside TLS. */
-  #backendTlsWanted = false;
   /** The TLS handshake with the server has completed. */
   #backendSecure = false;
-  /** The sequence number of the login's reply to the client, for an error of the proxy's own. */
-  #loginReplySequence = 0;
   /**
    * The compressed protocol with the client (CLIENT_COMPRESS), from the end of its login on; null:
    * plain packets. The proxy speaks it itself: the server's connection stays plain, so whatever a
    * hit or the proxy says goes to the client in the same packets as what the server says.
    */
   #compression: CompressedPackets | null = null;
-  /** The client asked for compression in its login. */
-  #compressionAsked = false;
   /** The login succeeded: compression starts once its last packet has been relayed. */
   #compressionStarts = false;
   /**
@@ -244,9 +227,8 @@ export class ClientSession {
   /** Replies still to come from the backend, oldest first. */
   readonly #pending: Pending[] = [];
   #phase: Phase = Phase.GREETING;
-  #greeting: Greeting | null = null;
-  #capabilities = 0;
-  #mariaDbCapabilities = 0;
+  /** The login's decisions: capabilities, TLS on either side, renumbering (login-negotiation.ts). */
+  readonly #negotiation: LoginNegotiation;
   #sentToClient = false;
   #draining = false;
   /** The initial authentication exchange, whose failure ends the connection. */
@@ -304,6 +286,13 @@ export class ClientSession {
    */
   constructor(accepted: Socket, options: SessionOptions) {
     this.#options = options;
+    this.#negotiation = new LoginNegotiation({
+      clientTls: options.tls !== null,
+      backendTls: options.backend.tls ?? null,
+      requireSecureTransport: options.requireSecureTransport === true,
+      unixSocket: options.unixSocket === true,
+      backendName: `${options.backend.host}:${options.backend.port}`,
+    });
     const clientReads = new ReadBuffer(CLIENT_READ_SIZE);
     const backendReads = new ReadBuffer(BACKEND_READ_SIZE);
     const client = adoptReading(accepted, clientReads, (buffer, length) => {
@@ -552,7 +541,8 @@ export class ClientSession {
       if (packet.length < MAX_PACKET_PAYLOAD) this.#unfinished = null;
       this.#corkIfMore(packet);
       const raw = packet.raw!;
-      if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
+      const shift = this.#negotiation.shift;
+      if (shift !== 0) raw[3] = (raw[3]! - shift) & 0xff;
       else if (answering) {
         raw[3] = this.#answerSequence;
         this.#answerSequence = (this.#answerSequence + 1) & 0xff;
@@ -594,7 +584,11 @@ export class ClientSession {
         const payload = packet.payload!;
         digest = relayDigests.knownShapeOf(payload, 1);
         if (digest === null) {
-          const entry = relayDigests.statementOf(payload, 1, this.#greeting!.serverVersion);
+          const entry = relayDigests.statementOf(
+            payload,
+            1,
+            this.#negotiation.greeting!.serverVersion,
+          );
           digest = relayDigests.recordOf(entry);
           const control = entry.info.control;
           if (control?.kind === 'nicecache-table') {
@@ -706,7 +700,7 @@ export class ClientSession {
   }
 
   get #deprecateEof(): boolean {
-    return (this.#capabilities & Capability.DEPRECATE_EOF) !== 0;
+    return (this.#negotiation.capabilities & Capability.DEPRECATE_EOF) !== 0;
   }
 
   /**
@@ -824,13 +818,12 @@ export class ClientSession {
   /**
    * The client's SSLRequest: TLS starts on the client connection. The handshake response comes
    * inside it, numbered one past the SSLRequest, which the server never sees: the login's
-   * packets are renumbered both ways (#loginShift) until it ends.
+   * packets are renumbered both ways (LoginNegotiation.shift) until it ends.
    */
   #startTls(context: SecureContext, packet: FramedPacket): void {
     // The SSLRequest came in a read of the TCP socket: what follows it there is TLS already.
     const tls = startClientTls(this.#tcp, context, this.#readBuffer!, packet.end, this.#readLength);
     this.#tls = tls;
-    this.#loginShift = 1;
     this.#clientFramer = this.#newClientFramer();
     const secure = tls.socket;
     this.#client = secure;
@@ -843,67 +836,15 @@ export class ClientSession {
 
   #onHandshakeResponse(packet: FramedPacket, raw: Buffer): void {
     const payload = packet.payload!;
-    const reply = packet.sequenceId + 1;
-    if (isSslRequest(payload)) {
-      // Compression, asked for here too, is taken up with the login that follows inside TLS.
-      const context = this.#options.tls;
-      if (context === null || this.#tls !== null) {
-        this.#failClient(
-          new ProxyError(
-            ProxyErrorCode.TLS_NOT_OFFERED,
-            context === null
-              ? 'TLS was requested, but this nicecache offers none (it runs with --tls off)'
-              : 'TLS was requested twice',
-          ),
-          reply,
-        );
-        return;
-      }
-      this.#startTls(context, packet);
+    const step = this.#negotiation.respond(payload, raw, packet.sequenceId, clientHost(this.#tcp));
+    if (step.action === 'refuse') {
+      this.#refuseLogin(step.refusal);
       return;
     }
-    const response = restrictHandshakeResponse(payload, this.#greeting!);
-    if (response === null) {
-      this.#failClient(new ProxyError(ProxyErrorCode.BAD_HANDSHAKE, 'Bad handshake'), reply);
+    if (step.action === 'start-tls') {
+      this.#startTls(this.#options.tls!, packet);
       return;
     }
-    if (
-      this.#options.requireSecureTransport === true &&
-      this.#tls === null &&
-      this.#options.unixSocket !== true
-    ) {
-      // MariaDB refuses a login over an insecure transport under require_secure_transport as a
-      // failed login. The server has not seen the login: it gets nothing it would read as one.
-      this.#backend.destroy();
-      this.#failClient(
-        new ProxyError(
-          ProxyErrorCode.ACCESS_DENIED,
-          `Access denied for user '${response.user}'@'${clientHost(this.#tcp)}' (using password: ${response.authLength > 0 ? 'YES' : 'NO'})`,
-        ),
-        reply,
-      );
-      return;
-    }
-    if (this.#backendTlsWanted) {
-      // The login goes to the server inside TLS, after the proxy's SSLRequest, which takes the
-      // server's sequence number 1: the login's packets are one further there.
-      response.capabilities = (response.capabilities | Capability.SSL) >>> 0;
-      this.#loginShift -= 1;
-    } else {
-      // The backend connection is not TLS: the server must not wait for a TLS handshake.
-      response.capabilities = (response.capabilities & ~Capability.SSL) >>> 0;
-    }
-    if ((response.capabilities & Capability.COMPRESS) !== 0) {
-      // The proxy compresses for the client itself: the server is not asked to.
-      this.#compressionAsked = true;
-      response.capabilities = (response.capabilities & ~Capability.COMPRESS) >>> 0;
-    }
-    payload.writeUInt32LE(response.capabilities, 0);
-    this.#loginReplySequence = reply;
-    // Sent as the server's first reply: its number, not the one after the SSLRequest.
-    if (this.#loginShift !== 0) raw[3] = (raw[3]! - this.#loginShift) & 0xff;
-    this.#capabilities = response.capabilities;
-    this.#mariaDbCapabilities = response.mariaDbCapabilities;
     this.#phase = Phase.COMMANDS;
     this.#login = new ReplyTracker(ReplyShape.AUTH, false);
     this.#pending.push({
@@ -917,13 +858,20 @@ export class ClientSession {
       sentAt: 0,
       prepares: false,
     });
-    if (this.#backendTlsWanted) {
+    if (step.serverTls) {
       this.#startServerTls(payload);
       // A copy: it waits in TLS until the handshake is done, and `raw` is in the read buffer.
       this.#toBackend(Buffer.from(raw));
     } else {
       this.#toBackend(raw);
     }
+  }
+
+  /** A login the proxy ends with an error of its own (see LoginNegotiation). */
+  #refuseLogin(refusal: LoginRefusal): void {
+    // Nothing more goes to the server, which would read it as a login.
+    if (refusal.closeBackend) this.#backend.destroy();
+    this.#failClient(refusal.error, refusal.sequenceId);
   }
 
   /**
@@ -961,7 +909,7 @@ export class ClientSession {
             ProxyErrorCode.BACKEND_UNREACHABLE,
             `TLS to the server at ${this.#describeBackend()} failed: ${error.message}`,
           ),
-          this.#loginReplySequence,
+          this.#negotiation.replySequence,
         );
       }),
     );
@@ -986,7 +934,8 @@ export class ClientSession {
     const head = this.#pending[0];
     // A login renumbered for TLS is relayed packet by packet (#onBackendPacket), not as read.
     const relay =
-      this.#loginShift === 0 && (head === undefined || (head.internal === null && !head.rewrite));
+      this.#negotiation.shift === 0 &&
+      (head === undefined || (head.internal === null && !head.rewrite));
     this.#backendChunk = buffer;
     this.#backendFramer.push(buffer, length);
     // The buffer is read into again next time: a copy in progress takes what it noted of it.
@@ -1020,7 +969,7 @@ export class ClientSession {
       return;
     }
     if (this.#phase !== Phase.COMMANDS && !this.#lingering) return;
-    if (this.#loginShift !== 0) this.#relayRenumbered(packet);
+    if (this.#negotiation.shift !== 0) this.#relayRenumbered(packet);
     const pending = this.#pending[0];
     if (pending === undefined) {
       // The server speaks unasked only to say why it ends the connection: a command whose
@@ -1066,16 +1015,17 @@ export class ClientSession {
     // A failed login ends the connection (the server closes its side too); a failed
     // COM_CHANGE_USER does not: the server keeps the previous user logged in.
     if (tracker === this.#login) {
-      this.#loginShift = 0;
+      const negotiation = this.#negotiation;
+      negotiation.shift = 0;
       this.#endHandshakeTimer();
       if (tracker.failed) this.#closeAfterRelay = true;
-      else this.#compressionStarts = this.#compressionAsked;
+      else this.#compressionStarts = negotiation.compressionAsked;
       if (!tracker.failed && this.#options.cache !== null) {
         this.#router = new StatementRouter(
           this.#options.cache,
-          this.#greeting!.serverVersion,
-          this.#capabilities,
-          this.#mariaDbCapabilities,
+          negotiation.greeting!.serverVersion,
+          negotiation.capabilities,
+          negotiation.mariaDbCapabilities,
           tracker.status,
           this.#flushOwedCommit,
         );
@@ -1102,7 +1052,7 @@ export class ClientSession {
       return;
     }
     const copy = Buffer.from(raw);
-    copy[3] = (copy[3]! + this.#loginShift) & 0xff;
+    copy[3] = (copy[3]! + this.#negotiation.shift) & 0xff;
     this.#toClient(copy);
   }
 
@@ -1169,7 +1119,11 @@ export class ClientSession {
       case Command.STMT_PREPARE:
         return packet.length < MAX_PACKET_PAYLOAD
           ? relayDigests.recordOf(
-              relayDigests.statementOf(packet.payload!, 1, this.#greeting!.serverVersion),
+              relayDigests.statementOf(
+                packet.payload!,
+                1,
+                this.#negotiation.greeting!.serverVersion,
+              ),
             )
           : null;
       case Command.STMT_EXECUTE:
@@ -1209,7 +1163,8 @@ export class ClientSession {
     this.#ownTables ??= new NicecacheTables(this.#options.relayDigests!.gather);
     const answer = this.#ownTables.answer(read, {
       deprecateEof: this.#deprecateEof,
-      extendedMetadata: (this.#mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0,
+      extendedMetadata:
+        (this.#negotiation.mariaDbCapabilities & MariaDbCapability.EXTENDED_METADATA) !== 0,
       status: this.#relayStatus & SESSION_STATUS_BITS,
     });
     if (answer.action === 'answer') {
@@ -1259,42 +1214,13 @@ export class ClientSession {
       this.close();
       return;
     }
-    const serverOffers = parseGreeting(packet.payload!)?.capabilities ?? 0;
-    const serverTls = this.#options.backend.tls ?? null;
-    if (serverTls !== null) {
-      const offered = (serverOffers & Capability.SSL) !== 0;
-      if (!offered && serverTls.required) {
-        // Nothing goes to the server, which would read it as a handshake.
-        this.#backend.destroy();
-        this.#failClient(
-          new ProxyError(
-            ProxyErrorCode.BACKEND_UNREACHABLE,
-            `The server at ${this.#describeBackend()} offers no TLS, which --backend-tls required asks for`,
-          ),
-          0,
-        );
-        return;
-      }
-      this.#backendTlsWanted = offered;
-    }
-    const greeting = restrictGreeting(packet.payload!);
-    if (greeting === null) {
-      this.#failClient(
-        new ProxyError(
-          ProxyErrorCode.BACKEND_UNREACHABLE,
-          `The server at ${this.#describeBackend()} sent a greeting nicecache cannot read`,
-        ),
-        0,
-      );
+    const refusal = this.#negotiation.greet(packet.payload!);
+    if (refusal !== null) {
+      this.#refuseLogin(refusal);
       return;
     }
-    if (this.#options.tls !== null) offerCapability(packet.payload!, greeting, Capability.SSL);
-    // Offered as the server offers it (a server built without zlib does not), spoken by the proxy.
-    if ((serverOffers & Capability.COMPRESS) !== 0) {
-      offerCapability(packet.payload!, greeting, Capability.COMPRESS);
-    }
     this.#backend.setTimeout(0);
-    this.#greeting = greeting;
+    const greeting = this.#negotiation.greeting!;
     // Should this worker die, the main thread ends this connection before releasing its marks.
     const registry = this.#options.cache?.cache.registry;
     if (registry !== undefined)
