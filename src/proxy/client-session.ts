@@ -50,6 +50,8 @@ import type { BackendAddress } from '../upstream/backend-address.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { RelayDigests } from './relay-digests.ts';
+import { InFlightCommand } from './in-flight-command.ts';
+import type { InternalKind } from './in-flight-command.ts';
 import { LoginNegotiation } from './login-negotiation.ts';
 import type { LoginRefusal } from './login-negotiation.ts';
 import { ReplyCopy } from './reply-copy.ts';
@@ -96,39 +98,6 @@ export interface SessionOptions {
   /** Told each time this session tells its client the server cannot be reached. */
   onBackendUnreachable?: () => void;
 }
-
-/** A command sent to the backend whose reply is still to come. */
-interface Pending {
-  tracker: ReplyTracker;
-  /** What the cache needs to hear when the reply has ended. */
-  plan: CommandPlan | null;
-  /**
-   * The proxy's own command (the session probe, a replay, a transaction command): its reply is
-   * not the client's.
-   */
-  internal: InternalKind | null;
-  /** The reply goes to the client only once complete (it is rewritten): SHOW STATUS. */
-  rewrite: boolean;
-  /** Packets kept for the proxy to read (probe: payloads; rewrite: whole packets). */
-  packets: Buffer[] | null;
-  /** The copy of a reply the cache will store. */
-  copy: ReplyCopy | null;
-  /**
-   * Without the cache, the digest the command counts in (see RelayDigests): timed from
-   * `sentAt` until its reply ends, or, for a COM_STMT_PREPARE (`prepares`), the digest of the
-   * statement's executions.
-   */
-  digest: DigestRecord | null;
-  sentAt: number;
-  prepares: boolean;
-}
-
-/**
- * 'discard': a client command sent right after the proxy's start of a transaction that failed or
- * does not match the hits served before it; the client gets another answer (see
- * StatementRouter.acceptDiscarded).
- */
-type InternalKind = 'probe' | 'replay' | 'transaction' | 'discard';
 
 /** Routed commands left before the next one whose answer is timed (see ANSWER_SAMPLE_EVERY). */
 let answerSampleCountdown = ANSWER_SAMPLE_EVERY;
@@ -225,7 +194,7 @@ export class ClientSession {
   /** What the backend framer is framing now: the chunk a reply's copy notes packets of. */
   #backendChunk: Buffer = Buffer.alloc(0);
   /** Replies still to come from the backend, oldest first. */
-  readonly #pending: Pending[] = [];
+  readonly #pending: InFlightCommand[] = [];
   #phase: Phase = Phase.GREETING;
   /** The login's decisions: capabilities, TLS on either side, renumbering (login-negotiation.ts). */
   readonly #negotiation: LoginNegotiation;
@@ -258,7 +227,7 @@ export class ClientSession {
    * The reply awaited by a 16 MB+ command whose first packets reached the server and whose last
    * has not come from the client yet (null when none, or when the command has no reply).
    */
-  #unfinished: Pending | null = null;
+  #unfinished: InFlightCommand | null = null;
   /** The backend connection has closed (its 'close' event came). */
   #backendClosed = false;
   /** Where the registry records this backend connection for the main thread, or -1. */
@@ -672,26 +641,21 @@ export class ClientSession {
       }
     }
     if (shape !== ReplyShape.NONE) {
-      const rewrite = plan?.status != null;
-      const awaited: Pending = {
-        tracker: new ReplyTracker(shape, this.#deprecateEof, command),
+      const awaited = InFlightCommand.client(
+        new ReplyTracker(shape, this.#deprecateEof, command),
         plan,
-        internal: null,
-        rewrite,
-        packets: rewrite ? [] : null,
-        copy: plan?.fill
+        plan?.fill
           ? new ReplyCopy(this.#options.cache!.cache.limitBytes)
           : plan?.learn
             ? new ReplyCopy(LEARNED_REPLY_LIMIT)
             : null,
         digest,
-        sentAt: digest === null || prepares ? 0 : performance.now(),
         prepares,
-      };
+      );
       this.#pending.push(awaited);
       if (packet.length === MAX_PACKET_PAYLOAD) this.#unfinished = awaited;
       // Nothing else may reach the backend until a reply to rewrite is complete.
-      if (rewrite) this.#holding = true;
+      if (awaited.rewrite) this.#holding = true;
     }
     this.#corkIfMore(packet);
     this.#toBackend(replacement ?? packet.raw!);
@@ -722,33 +686,23 @@ export class ClientSession {
    * a COMMIT owed), without waiting for its reply: the command follows in the same write.
    */
   #sendAhead(payload: Buffer): void {
-    this.#pending.push({
-      tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, Command.QUERY),
-      plan: null,
-      internal: 'transaction',
-      rewrite: false,
-      packets: [],
-      copy: null,
-      digest: null,
-      sentAt: 0,
-      prepares: false,
-    });
+    this.#pending.push(
+      InFlightCommand.own(
+        'transaction',
+        new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, Command.QUERY),
+      ),
+    );
     this.#toBackend(encodePacket(payload, 0));
   }
 
   /** Sends a command of the proxy's own; client commands wait until its reply is in. */
   #sendInternal(kind: InternalKind, payload: Buffer): void {
-    this.#pending.push({
-      tracker: new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, payload[0] ?? Command.QUERY),
-      plan: null,
-      internal: kind,
-      rewrite: false,
-      packets: kind === 'replay' ? null : [],
-      copy: null,
-      digest: null,
-      sentAt: 0,
-      prepares: false,
-    });
+    this.#pending.push(
+      InFlightCommand.own(
+        kind,
+        new ReplyTracker(ReplyShape.RESULT, this.#deprecateEof, payload[0] ?? Command.QUERY),
+      ),
+    );
     this.#holding = true;
     const command =
       kind === 'probe' ? Buffer.concat([Buffer.from([Command.QUERY]), payload]) : payload;
@@ -847,17 +801,7 @@ export class ClientSession {
     }
     this.#phase = Phase.COMMANDS;
     this.#login = new ReplyTracker(ReplyShape.AUTH, false);
-    this.#pending.push({
-      tracker: this.#login,
-      plan: null,
-      internal: null,
-      rewrite: false,
-      packets: null,
-      copy: null,
-      digest: null,
-      sentAt: 0,
-      prepares: false,
-    });
+    this.#pending.push(InFlightCommand.client(this.#login, null, null));
     if (step.serverTls) {
       this.#startServerTls(payload);
       // A copy: it waits in TLS until the handshake is done, and `raw` is in the read buffer.
@@ -1057,7 +1001,7 @@ export class ClientSession {
   }
 
   /** A reply has ended: the cache hears of it, and the proxy's own replies are used. */
-  #onReplyEnd(pending: Pending): void {
+  #onReplyEnd(pending: InFlightCommand): void {
     const router = this.#router;
     if (router === null) {
       if (pending.tracker.status >= 0) this.#relayStatus = pending.tracker.status;
@@ -1141,7 +1085,7 @@ export class ClientSession {
   }
 
   /** Without the cache, a counted command's reply has ended: its time, or its statement id. */
-  #relayedReplyEnd(pending: Pending): void {
+  #relayedReplyEnd(pending: InFlightCommand): void {
     const { tracker, digest } = pending;
     if (!pending.prepares) {
       digest!.addServerTime((performance.now() - pending.sentAt) * 1000);
@@ -1188,7 +1132,7 @@ export class ClientSession {
    * the client's own connection: the server's tell of the proxy's, which --backend-tls may
    * encrypt whether or not the client's is.
    */
-  #sendRewritten(pending: Pending): void {
+  #sendRewritten(pending: InFlightCommand): void {
     const packets = pending.packets!;
     const values = statusValues(this.#options.cache!.cache, this.#options.cache!.followerStatus);
     const own = new Map(values.own);
