@@ -82,7 +82,7 @@ export class RelayDigests {
   recordOf(entry: MemoEntry): DigestRecord {
     let record = entry.digest;
     if (record === null) {
-      record = this.#table.recordOf(digestTextOf(entry.shape, entry.info.keyText), entry.info.kind);
+      record = this.#table.recordOf(digestTextOf(entry.shape, entry.keyText), entry.info.kind);
       entry.digest = record;
     }
     // Its shape's other texts take the record from their bytes from now on; not a statement of

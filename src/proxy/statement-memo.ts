@@ -54,7 +54,13 @@ export interface ClassifyMode {
  * reusing the very same key string also reuses the hash V8 keeps in it).
  */
 export class MemoEntry {
+  /** What the classifier says of the text; shared by the texts of one shape. */
   readonly info: StatementInfo;
+  /**
+   * The text as the cache keys it (the classifier's keyText for a text it classified; for a text
+   * of a known shape its own, the shape's info being another text's).
+   */
+  readonly keyText: string;
   readSchema: string | null = null;
   readGeneration = -1;
   readSlots: Int32Array | null = null;
@@ -85,8 +91,9 @@ export class MemoEntry {
   /** Its per-statement statistics in this worker, once it has run (statement-digests.ts). */
   digest: DigestRecord | null = null;
 
-  constructor(info: StatementInfo, modeIndependent: boolean) {
+  constructor(info: StatementInfo, modeIndependent: boolean, keyText: string = info.keyText) {
     this.info = info;
+    this.keyText = keyText;
     this.modeIndependent = modeIndependent;
   }
 
@@ -151,7 +158,7 @@ function carriesToItsShape(info: StatementInfo): boolean {
  * backslash, double quote, non-ASCII).
  */
 function sameShapeAs(known: MemoEntry, keyText: string): MemoEntry {
-  const entry = new MemoEntry({ ...known.info, keyText }, true);
+  const entry = new MemoEntry(known.info, true, keyText);
   entry.shareTablesOf(known);
   entry.shape = known.shape;
   entry.digest = known.digest;

@@ -433,7 +433,7 @@ export class StatementRouter {
     let record = entry.digest;
     if (record === null) {
       const info = entry.info;
-      record = digests.recordOf(digestTextOf(entry.shape, info.keyText), info.kind);
+      record = digests.recordOf(digestTextOf(entry.shape, entry.keyText), info.kind);
       entry.digest = record;
     }
     record.count++;
@@ -545,7 +545,7 @@ export class StatementRouter {
     if (deferred.repeatableRead && this.#cache.writtenOften(slots)) return null;
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
-      entry.key = `${this.#sessionKey}\u0000${entry.info.keyText}`;
+      entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
     }
     const cache = this.#cache;
     const id = cache.lookup(entry.key, deferred.repeatableRead ? deferred.snapshotSeq : null);
@@ -1288,7 +1288,7 @@ export class StatementRouter {
     if (executedUsing !== null) return this.#bypass(Bypass.UNCACHEABLE, info, marks);
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
-      entry.key = `${this.#sessionKey}\u0000${info.keyText}`;
+      entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
     }
     const route = this.#routeSelect(
       entry,
