@@ -21,38 +21,85 @@ import type { RawClient } from '../support/raw-client.ts';
 
 const DB = 'nc_digests';
 
-describe('per-statement digests', () => {
-  let proxy: ProxyProcess;
-  let digestsUrl: string;
+/** The digests at `url` (the API's JSON), and a finder that fails naming what was there. */
+async function digestsAt(
+  url: string,
+): Promise<{ digests: DigestRow[]; of: (digest: string) => DigestRow }> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  const { digests } = (await response.json()) as { digests: DigestRow[] };
+  const of = (digest: string): DigestRow => {
+    const row = digests.find((candidate) => candidate.digest === digest);
+    assert.ok(row, `no digest ${digest} in ${JSON.stringify(digests, null, 1)}`);
+    return row;
+  };
+  return { digests, of };
+}
 
-  before(async () => {
+/** The test's table, and a proxy of two workers with its metrics port, for one describe. */
+class DigestsProxy {
+  readonly #args: string[];
+  #proxy: ProxyProcess | null = null;
+
+  constructor(args: string[]) {
+    this.#args = args;
+  }
+
+  get proxy(): ProxyProcess {
+    return this.#proxy!;
+  }
+
+  get digestsUrl(): string {
+    return metricsUrl(this.proxy).replace(/\/metrics$/, '/api/digests');
+  }
+
+  async start(): Promise<void> {
     await runStatements(BACKEND_HOST, BACKEND_PORT, [
       `DROP DATABASE IF EXISTS ${DB}`,
       `CREATE DATABASE ${DB}`,
       `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
       `INSERT INTO ${DB}.t VALUES (1, 10), (2, 20), (3, 30)`,
     ]);
-    proxy = await startProxyProcess({
+    this.#proxy = await startProxyProcess({
       workers: 2,
-      extraArgs: ['--metrics', '127.0.0.1:0'],
+      extraArgs: [...this.#args, '--metrics', '127.0.0.1:0'],
       // The debug log says which worker each connection landed on.
       env: { NICECACHE_DEBUG: '1' },
     });
-    digestsUrl = metricsUrl(proxy).replace(/\/metrics$/, '/api/digests');
-  });
+  }
 
-  after(async () => {
-    assert.equal(await proxy?.stop(), 0);
+  async stop(): Promise<void> {
+    assert.equal(await this.#proxy?.stop(), 0);
     await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
-  });
+  }
 
-  async function on(worker: number): Promise<RawClient> {
-    return connectOnWorker(proxy, worker, {
+  /** What drivers log in to the proxy with. */
+  get login(): { host: string; port: number; user: string; password: string; database: string } {
+    return {
+      host: this.proxy.host,
+      port: this.proxy.port,
+      user: BACKEND_USER,
+      password: BACKEND_PASSWORD,
+      database: DB,
+    };
+  }
+
+  /** A client logged in on `worker`. */
+  on(worker: number): Promise<RawClient> {
+    return connectOnWorker(this.proxy, worker, {
       user: BACKEND_USER,
       password: BACKEND_PASSWORD,
       database: DB,
     });
   }
+}
+
+describe('per-statement digests', () => {
+  const fixture = new DigestsProxy([]);
+  before(() => fixture.start());
+  after(() => fixture.stop());
+  const on = (worker: number): Promise<RawClient> => fixture.on(worker);
 
   async function run(client: RawClient, sql: string): Promise<void> {
     const error = replyError(await client.query(sql));
@@ -80,15 +127,7 @@ describe('per-statement digests', () => {
     first.close();
     second.close();
 
-    const response = await fetch(digestsUrl);
-    assert.equal(response.status, 200);
-    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-    const { digests } = (await response.json()) as { digests: DigestRow[] };
-    const of = (digest: string): DigestRow => {
-      const row = digests.find((candidate) => candidate.digest === digest);
-      assert.ok(row, `no digest ${digest} in ${JSON.stringify(digests, null, 1)}`);
-      return row;
-    };
+    const { digests, of } = await digestsAt(fixture.digestsUrl);
 
     const pointRead = of('SELECT v FROM t WHERE id = ?');
     assert.deepEqual(
@@ -132,13 +171,7 @@ describe('per-statement digests', () => {
     );
     // The same rows as SQL, through both drivers (the mariadb connector asks for
     // DEPRECATE_EOF and MariaDB's extended metadata, mysql2 for neither).
-    const login = {
-      host: proxy.host,
-      port: proxy.port,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: DB,
-    };
+    const login = fixture.login;
     const expected = digests.map((row) => ({ digest: row.digest, count: row.count }));
     const m2 = await mysql.createConnection({ ...login, supportBigNumbers: true });
     const [viaMysql2] = await m2.query('SELECT * FROM nicecache.digests');
@@ -192,42 +225,10 @@ describe('per-statement digests', () => {
 });
 
 describe('per-statement digests without the cache', () => {
-  let proxy: ProxyProcess;
-  let digestsUrl: string;
-
-  before(async () => {
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      `DROP DATABASE IF EXISTS ${DB}`,
-      `CREATE DATABASE ${DB}`,
-      `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
-      `INSERT INTO ${DB}.t VALUES (1, 10), (2, 20), (3, 30)`,
-    ]);
-    proxy = await startProxyProcess({
-      workers: 2,
-      extraArgs: ['--query-cache-size', '0', '--metrics', '127.0.0.1:0'],
-      env: { NICECACHE_DEBUG: '1' },
-    });
-    digestsUrl = metricsUrl(proxy).replace(/\/metrics$/, '/api/digests');
-  });
-
-  after(async () => {
-    assert.equal(await proxy?.stop(), 0);
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
-  });
-
-  async function on(worker: number): Promise<RawClient> {
-    return connectOnWorker(proxy, worker, {
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: DB,
-    });
-  }
-
-  async function digestsNow(): Promise<DigestRow[]> {
-    const response = await fetch(digestsUrl);
-    assert.equal(response.status, 200);
-    return ((await response.json()) as { digests: DigestRow[] }).digests;
-  }
+  const fixture = new DigestsProxy(['--query-cache-size', '0']);
+  before(() => fixture.start());
+  after(() => fixture.stop());
+  const on = (worker: number): Promise<RawClient> => fixture.on(worker);
 
   test('the relay counts and times every statement and execution, merged over the workers', async () => {
     const first = await on(0);
@@ -266,12 +267,7 @@ describe('per-statement digests without the cache', () => {
     first.close();
     second.close();
 
-    const digests = await digestsNow();
-    const of = (digest: string): DigestRow => {
-      const row = digests.find((candidate) => candidate.digest === digest);
-      assert.ok(row, `no digest ${digest} in ${JSON.stringify(digests, null, 1)}`);
-      return row;
-    };
+    const { of } = await digestsAt(fixture.digestsUrl);
     const pointRead = of('SELECT v FROM t WHERE id = ?');
     assert.deepEqual(
       [pointRead.kind, pointRead.count, pointRead.serverCount, pointRead.hits, pointRead.misses],
@@ -290,13 +286,7 @@ describe('per-statement digests without the cache', () => {
   });
 
   test('SELECT * FROM nicecache.digests is answered in turn, behind the replies before it', async () => {
-    const login = {
-      host: proxy.host,
-      port: proxy.port,
-      user: BACKEND_USER,
-      password: BACKEND_PASSWORD,
-      database: DB,
-    };
+    const login = fixture.login;
     const md = await mariadb.createConnection({ ...login, pipelining: true });
     await md.query('SELECT v FROM t WHERE id = 2');
     // Pipelined: the answer must not overtake the slow reply sent before it.
