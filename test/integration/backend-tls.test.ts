@@ -6,7 +6,9 @@
  * each end the login with a clear error, the last one the server's own.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -222,4 +224,130 @@ describe('TLS to the server', () => {
       await plain.stop();
     }
   });
+});
+
+/** MariaDB's own test PAM module (Debian's mariadb-test), and the server plugin that uses it. */
+const PAM_MODULE = '/usr/lib/mysql/plugin/test_pam_modules/pam_mariadb_mtr.so';
+const PAM_PLUGIN = '/usr/lib/mysql/plugin/auth_pam_v1.so';
+
+/**
+ * Why the PAM test cannot run here, or null: it needs the module and the plugin, and root to add
+ * a PAM service (a file in /etc/pam.d of its own, removed after).
+ */
+function pamUnavailable(): string | null {
+  if (process.getuid?.() !== 0) return 'adding a PAM service needs root';
+  if (!existsSync(PAM_MODULE)) return `no ${PAM_MODULE} (Debian's mariadb-test)`;
+  if (!existsSync(PAM_PLUGIN)) return `no ${PAM_PLUGIN}`;
+  if (!existsSync('/etc/pam.d')) return 'no /etc/pam.d';
+  return null;
+}
+
+describe('authentication that sends the password in the clear, inside TLS on both legs', () => {
+  const unavailable = pamUnavailable();
+  const service = `nicecache_test_${process.pid}`;
+  let pamServer: EphemeralServer;
+  let pamProxy: ProxyProcess;
+
+  before(async () => {
+    if (unavailable !== null) return;
+    // The module's conversation: the password "cleartext good" logs in as pam_test, "cleartext
+    // bad" is refused.
+    writeFileSync(
+      `/etc/pam.d/${service}`,
+      `auth required ${PAM_MODULE} pam_test\naccount required pam_permit.so\n`,
+    );
+    pamServer = await startEphemeralServer({
+      serverOptions: {
+        ssl_cert: cert,
+        ssl_key: key,
+        require_secure_transport: 'ON',
+        // PAM's cleartext plugin: the client sends the password as it is, as PAM asks for it.
+        plugin_load_add: 'auth_pam_v1',
+        pam_use_cleartext_plugin: 'ON',
+      },
+    });
+    const admin = await mysql.createConnection({
+      socketPath: pamServer.socket,
+      user: pamServer.user,
+      password: pamServer.password,
+    });
+    for (const sql of [
+      `CREATE USER test_pam IDENTIFIED VIA pam USING '${service}'`,
+      'CREATE USER pam_test',
+      'GRANT PROXY ON pam_test TO test_pam',
+      'GRANT SELECT ON *.* TO pam_test',
+    ]) {
+      await admin.query(sql);
+    }
+    await admin.end();
+    pamProxy = await startProxyProcess({
+      backend: `127.0.0.1:${pamServer.port}`,
+      workers: 1,
+      extraArgs: [
+        '--backend-tls',
+        'required',
+        '--backend-tls-ca',
+        cert,
+        '--backend-tls-verify',
+        '--tls-cert',
+        cert,
+        '--tls-key',
+        key,
+        '--require-secure-transport',
+      ],
+    });
+  });
+
+  after(async () => {
+    await pamProxy?.stop();
+    await pamServer?.stop();
+    rmSync(`/etc/pam.d/${service}`, { force: true });
+  });
+
+  /** The mariadb CLI logging in as test_pam with `password`, verifying the certificate. */
+  function cli(port: number, password: string, extra: string[] = []): SpawnSyncReturns<string> {
+    return spawnSync(
+      'mariadb',
+      [
+        '-h127.0.0.1',
+        `-P${port}`,
+        '-utest_pam',
+        `-p${password}`,
+        '--ssl',
+        `--ssl-ca=${cert}`,
+        '--ssl-verify-server-cert',
+        ...extra,
+        '-N',
+        '-e',
+        "SELECT CURRENT_USER(), VARIABLE_VALUE <> '' FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'SSL_CIPHER'",
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+  }
+
+  test(
+    'PAM’s cleartext plugin logs in through the proxy as directly; a wrong password is refused alike',
+    {
+      skip: unavailable ?? false,
+    },
+    () => {
+      const direct = cli(pamServer.port, 'cleartext good');
+      assert.equal(direct.status, 0, direct.stderr);
+      const viaProxy = cli(pamProxy.port, 'cleartext good');
+      assert.equal(viaProxy.status, 0, viaProxy.stderr);
+      // The module mapped the login to pam_test, on a TLS connection to the client.
+      assert.equal(viaProxy.stdout, 'pam_test@%\t1\n');
+      assert.equal(viaProxy.stdout, direct.stdout);
+
+      const wrongDirect = cli(pamServer.port, 'cleartext bad');
+      const wrongViaProxy = cli(pamProxy.port, 'cleartext bad');
+      assert.equal(wrongDirect.status, 1);
+      assert.equal(wrongViaProxy.status, 1);
+      assert.match(wrongViaProxy.stderr, /ERROR 1045 \(28000\): Access denied for user 'test_pam'/);
+      assert.equal(
+        wrongViaProxy.stderr.replace(/@'[^']*'/, "@'host'"),
+        wrongDirect.stderr.replace(/@'[^']*'/, "@'host'"),
+      );
+    },
+  );
 });
