@@ -60,6 +60,40 @@ async function value(connection: mysql.Connection, sql: string): Promise<string>
   return String(Object.values((rows as Record<string, unknown>[])[0]!)[1]);
 }
 
+/** Runs `statements` on `server` as its root, over its Unix socket (allowed without TLS). */
+async function administer(on: EphemeralServer, statements: readonly string[]): Promise<void> {
+  const admin = await mysql.createConnection({
+    socketPath: on.socket,
+    user: on.user,
+    password: on.password,
+  });
+  for (const sql of statements) await admin.query(sql);
+  await admin.end();
+}
+
+/**
+ * A proxy in front of `on` with TLS on both legs: --backend-tls required, the server's
+ * certificate checked, and the same certificate offered to clients.
+ */
+function proxyWithTls(on: EphemeralServer, extraArgs: readonly string[]): Promise<ProxyProcess> {
+  return startProxyProcess({
+    backend: `127.0.0.1:${on.port}`,
+    workers: 1,
+    extraArgs: [
+      '--backend-tls',
+      'required',
+      '--backend-tls-ca',
+      cert,
+      '--backend-tls-verify',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+      ...extraArgs,
+    ],
+  });
+}
+
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nicecache-backend-tls-'));
   cert = join(dir, 'server-cert.pem');
@@ -68,39 +102,15 @@ before(async () => {
   server = await startEphemeralServer({
     serverOptions: { ssl_cert: cert, ssl_key: key, require_secure_transport: 'ON' },
   });
-  const admin = await mysql.createConnection({
-    socketPath: server.socket,
-    user: server.user,
-    password: server.password,
-  });
-  for (const sql of [
+  await administer(server, [
     `CREATE DATABASE ${DB}`,
     `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, v VARCHAR(20))`,
     `INSERT INTO ${DB}.t VALUES (1, 'one'), (2, 'two')`,
     "CREATE USER app@'%' IDENTIFIED BY 'app-password'",
     `GRANT ALL ON ${DB}.* TO app@'%'`,
-  ]) {
-    await admin.query(sql);
-  }
-  await admin.end();
-  proxy = await startProxyProcess({
-    backend: `127.0.0.1:${server.port}`,
-    workers: 1,
-    extraArgs: [
-      '--backend-tls',
-      'required',
-      '--backend-tls-ca',
-      cert,
-      '--backend-tls-verify',
-      // The proxy's own account reads the schema metadata over TLS too.
-      '--admin-user',
-      server.user,
-      '--tls-cert',
-      cert,
-      '--tls-key',
-      key,
-    ],
-  });
+  ]);
+  // The proxy's own account reads the schema metadata over TLS too.
+  proxy = await proxyWithTls(server, ['--admin-user', server.user]);
 });
 
 after(async () => {
@@ -266,36 +276,13 @@ describe('authentication that sends the password in the clear, inside TLS on bot
         pam_use_cleartext_plugin: 'ON',
       },
     });
-    const admin = await mysql.createConnection({
-      socketPath: pamServer.socket,
-      user: pamServer.user,
-      password: pamServer.password,
-    });
-    for (const sql of [
+    await administer(pamServer, [
       `CREATE USER test_pam IDENTIFIED VIA pam USING '${service}'`,
       'CREATE USER pam_test',
       'GRANT PROXY ON pam_test TO test_pam',
       'GRANT SELECT ON *.* TO pam_test',
-    ]) {
-      await admin.query(sql);
-    }
-    await admin.end();
-    pamProxy = await startProxyProcess({
-      backend: `127.0.0.1:${pamServer.port}`,
-      workers: 1,
-      extraArgs: [
-        '--backend-tls',
-        'required',
-        '--backend-tls-ca',
-        cert,
-        '--backend-tls-verify',
-        '--tls-cert',
-        cert,
-        '--tls-key',
-        key,
-        '--require-secure-transport',
-      ],
-    });
+    ]);
+    pamProxy = await proxyWithTls(pamServer, ['--require-secure-transport']);
   });
 
   after(async () => {
