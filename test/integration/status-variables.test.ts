@@ -299,9 +299,12 @@ describe('status and query cache variables: directly and through the proxy', () 
         await a.query('SELECT * FROM t WHERE id = 1');
         await a.query('SET @b = 2');
         await a.query('SELECT * FROM t WHERE id > 1 ORDER BY id');
-        // After the probe, FOUND_ROWS() is put back by a SELECT of the proxy's own as well.
+        // After the probe, FOUND_ROWS() is put back by a SELECT of the proxy's own as well: the
+        // probe goes before the UPDATE (which needs the session's schema), the SELECT that puts
+        // FOUND_ROWS() back (3) right after it.
         await a.query('SELECT SQL_CALC_FOUND_ROWS * FROM t ORDER BY id LIMIT 1');
         await a.query('SET @c = 3');
+        await a.query('UPDATE t SET v = v WHERE id = 1');
         await a.query('SELECT FOUND_ROWS()');
         await a.query('SELECT * FROM t WHERE id = 99');
         await a.query(counters);
