@@ -48,6 +48,12 @@ export interface SchemaSnapshot {
    * understood (it may write any table).
    */
   writtenBehind?: string[];
+  /**
+   * Procedures ("schema.name", the name lowered: see routineNameOf) whose bodies run no DDL,
+   * directly or through the procedures they call: a CALL of one changes no table, view, trigger,
+   * foreign key or event, so the metadata stays as it is. A procedure left out may run DDL.
+   */
+  ddlFreeProcedures?: Set<string>;
 }
 
 export class TableDependencies {
@@ -150,6 +156,11 @@ export class TableDependencies {
       this.#writes.set(qualified, answer);
     }
     return answer;
+  }
+
+  /** Is the procedure `qualified` ("schema.name", the name lowered) known to run no DDL? */
+  runsNoDdl(qualified: string): boolean {
+    return this.#snapshot.ddlFreeProcedures?.has(qualified) ?? false;
   }
 
   /**

@@ -17,7 +17,7 @@
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
-import { isUnresolvableName } from '../sql/name-encoding.ts';
+import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
@@ -237,6 +237,22 @@ export class SchemaCatalog {
         return true;
     }
     return false;
+  }
+
+  /**
+   * Is a CALL of `procedure` known to run no DDL (its body, and the bodies of the procedures it
+   * calls, as loaded with the metadata trusted now)? Such a CALL leaves the metadata as it is, so
+   * no worker reloads it. False without trusted metadata, and for a procedure it does not know:
+   * created since the load, hidden from the metadata account, or named in a way it cannot resolve.
+   */
+  callRunsNoDdl(procedure: TableRef, schema: string | null): boolean {
+    const owner = procedure.schema ?? schema;
+    const name = routineNameOf(procedure.name);
+    // A schema the text spells outside ASCII is the metadata's only for a UTF-8 client.
+    const spelt = procedure.schema === null || isAscii(procedure.schema);
+    if (this.#admin === null || owner === null || name === null || !spelt) return false;
+    if (isUnresolvableName(owner)) return false;
+    return this.current?.runsNoDdl(`${owner}.${name}`) ?? false;
   }
 
   /** Is the table known to take part in InnoDB snapshots? */

@@ -156,6 +156,13 @@ const STATE_PRESERVING: ReadonlySet<StatementKind> = new Set([
 
 const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 'other']);
 
+/**
+ * Kinds that may change the session's state but never its current database: a CALL (USE is
+ * refused in stored programs, and a procedure's database is the caller's again when it returns)
+ * and a SET.
+ */
+const SCHEMA_KEEPING: ReadonlySet<StatementKind> = new Set(['call', 'set']);
+
 /** No hit to account for (#lastHit, #foundRowsDebt): they hold a hit's row count otherwise. */
 const NO_HIT = -1;
 
@@ -255,6 +262,13 @@ export class StatementRouter {
   #snapshot: SessionSnapshot | null = null;
   /** The probe must run again before the next statement that depends on session state. */
   #stateDirty = true;
+  /**
+   * Since the last probe, something ran that may have changed the current database (a USE, a
+   * text the router cannot follow...): the snapshot's schema may not be the session's. Unlike
+   * #stateDirty it stays false across CALLs and SETs, which cannot change it (USE is refused in
+   * stored programs, 1314, and a procedure's database is the caller's again when it returns).
+   */
+  #schemaUnsure = true;
   #sessionKey = '';
   /** The query_cache_type nicecache applies to this session (see #followServerType). */
   #type: QueryCacheType;
@@ -625,12 +639,12 @@ export class StatementRouter {
     if (this.#commitsInFlight > 0) {
       this.#commitsInFlight--;
       // A read-only transaction's COMMIT does not fail; if it did, nothing is known any more.
-      if (tracker.failed) this.#stateDirty = true;
+      if (tracker.failed) this.#markDirty();
       return TransactionOutcome.GO_ON;
     }
     if (this.#rollingBack) {
       this.#rollingBack = false;
-      if (tracker.failed) this.#stateDirty = true;
+      if (tracker.failed) this.#markDirty();
       else txn.onReply(tracker.status, 0, null, false, false, null);
       return TransactionOutcome.GO_ON;
     }
@@ -930,7 +944,7 @@ export class StatementRouter {
     this.#hiddenTemporary = true;
     if (command === Command.STMT_PREPARE) {
       // Not registered: its executions count as those of an unknown statement.
-      this.#stateDirty = true;
+      this.#markDirty();
       return this.#forward(command, null, null, false);
     }
     if (command === Command.STMT_EXECUTE) {
@@ -970,7 +984,7 @@ export class StatementRouter {
 
   /** A command whose effect the router cannot tell: a write of everything, state re-probed. */
   #forwardUnknown(command: number, schemaChange: boolean): Route & { action: 'forward' } {
-    this.#stateDirty = true;
+    this.#markDirty();
     // It may be a procedure that prepares statements.
     this.#sqlPrepared.clear();
     const marks: WriteMarks = { slots: null, everything: true, schemaChange };
@@ -981,6 +995,7 @@ export class StatementRouter {
   acceptProbe(row: ReadonlyArray<string | null> | undefined): void {
     this.#ownStatus.selected(row === undefined ? null : 1);
     this.#stateDirty = false;
+    this.#schemaUnsure = false;
     // What the server answers BEGIN and COMMIT with may have changed with the state.
     this.#transactionReplies.forget();
     this.#snapshot = readProbe(row);
@@ -1061,11 +1076,11 @@ export class StatementRouter {
           this.#probedType = null;
           this.#ownStatus.reset();
         }
-        this.#stateDirty = true;
+        this.#markDirty();
         return;
       case Command.INIT_DB:
       case Command.SET_OPTION:
-        this.#stateDirty = true;
+        this.#markDirty();
         return;
     }
     if (info === null) return;
@@ -1076,18 +1091,20 @@ export class StatementRouter {
       // A trigger may set session variables too.
       (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema))
     ) {
-      this.#stateDirty = true;
+      this.#markDirty(SCHEMA_KEEPING.has(info.kind));
     }
     if (!failed && info.kind === 'lock') this.#tablesLocked = true;
     // UNLOCK TABLES, and BEGIN, which releases table locks.
     if (!failed && (info.kind === 'unlock' || info.kind === 'begin')) this.#tablesLocked = false;
-    // PREPARE runs nothing: what it prepares is known when it is executed.
-    if (info.kind === 'call' || info.kind === 'execute') {
+    // PREPARE runs nothing: what it prepares is known when it is executed. A procedure known to
+    // run no DDL (its marks change no schema) creates no table and prepares nothing.
+    const ddlFreeCall = info.kind === 'call' && plan.marks !== null && !plan.marks.schemaChange;
+    if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
       this.#hiddenTemporary = true;
     } else if (info.multiStatement || info.unknownFunctions.length > 0) {
       this.#hiddenTemporary = true;
     }
-    this.#trackSqlPrepared(plan, info, failed);
+    if (!ddlFreeCall) this.#trackSqlPrepared(plan, info, failed);
     if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
     if (!failed && plan.command !== Command.STMT_PREPARE) this.#onControl(info);
   }
@@ -1348,7 +1365,7 @@ export class StatementRouter {
     if (statement === undefined) {
       // Not prepared through this session's commands as far as we saw (or id 0xFFFFFFFF, "the
       // last one prepared"): it may write anything, or change the session's state.
-      this.#stateDirty = true;
+      this.#markDirty();
       this.#sqlPrepared.clear();
       return this.#forward(
         Command.STMT_EXECUTE,
@@ -1706,19 +1723,22 @@ export class StatementRouter {
     const info = entry.info;
     // A temporary table is this session's alone, and no result read from it is stored.
     if (info.temporary) return null;
-    // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show.
-    const schemaChange =
-      info.kind === 'ddl' ||
-      (info.writesEverything && (SCHEMA_CHANGING.has(info.kind) || info.multiStatement));
     const snapshot = this.#snapshot;
-    // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
-    const commitsXa = info.control?.kind === 'xa-commit';
-    const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
     // The text may not say what the server reads in it: under a multi-byte client character set
     // (a byte of a character read as a backslash) or a sql_mode the router has not seen yet, a
     // string misread can hide a function call or a table. Any such text may write anything.
     const misreadable =
       !entry.modeIndependent && (snapshot === null || snapshot.unsafeCharset || this.#stateDirty);
+    // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show; a CALL
+    // of a procedure the metadata knows to run none does not.
+    const schemaChange =
+      info.kind === 'ddl' ||
+      (info.writesEverything &&
+        (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
+        !(!misreadable && this.#callRunsNoDdl(info, schema)));
+    // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
+    const commitsXa = info.control?.kind === 'xa-commit';
+    const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
     if (
       info.writesEverything ||
       commitsXa ||
@@ -1752,6 +1772,30 @@ export class StatementRouter {
         : this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING) return { slots: null, everything: true, schemaChange };
     return { slots, everything: false, schemaChange };
+  }
+
+  /**
+   * A CALL of a procedure the metadata knows to run no DDL, itself or through the procedures it
+   * calls: it changes no metadata, creates no table (temporary ones included) and prepares no
+   * statement. An unqualified name is looked up in the current database only while that is
+   * known (a text the caller has checked is read as the server reads it).
+   */
+  #callRunsNoDdl(info: StatementInfo, schema: string | null): boolean {
+    const control = info.control;
+    if (control?.kind !== 'call' || control.procedure === null) return false;
+    if (control.procedure.schema === null && (this.#snapshot === null || this.#schemaUnsure)) {
+      return false;
+    }
+    return this.#worker.catalog.callRunsNoDdl(control.procedure, schema);
+  }
+
+  /**
+   * The session's state may have changed: the probe runs again before the next statement that
+   * depends on it. `schemaKept`: by a statement that cannot change the current database.
+   */
+  #markDirty(schemaKept = false): void {
+    this.#stateDirty = true;
+    if (!schemaKept) this.#schemaUnsure = true;
   }
 
   /** The reads of a statement may write (a view calling a stored function)? */

@@ -45,6 +45,17 @@ export function isUnresolvableName(name: string): boolean {
   return name.charCodeAt(0) === 0;
 }
 
+/**
+ * A stored routine's name in the one form the metadata and the router share: routine names
+ * compare without regard to case on every server, whatever lower_case_table_names says, so it is
+ * lowered; null outside ASCII (lowering bytes read as Latin-1 is not how the server lowers a
+ * UTF-8 name) and for an unresolvable name: such a routine is never found.
+ */
+export function routineNameOf(name: string): string | null {
+  if (name.length === 0 || isUnresolvableName(name) || !isAscii(name)) return null;
+  return name.toLowerCase();
+}
+
 export function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return false;
   return true;

@@ -40,6 +40,8 @@ export class ParseState {
   sqlCache = false;
   sqlNoCache = false;
   calcFoundRows = false;
+  /** CALL's procedure, as written (null: not a CALL, or a name it could not read). */
+  called: TableRef | null = null;
   /** Why a statement that runs another one is not cacheable (ANALYZE, SET STATEMENT). */
   wrapper: string | null = null;
   /** The statement did not parse; what was gathered is partial. */

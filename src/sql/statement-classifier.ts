@@ -188,7 +188,7 @@ function classifyStatement(
     unknownFunctions: s.unknownFunctions,
     multiStatement: false,
     keyText: tokens.spanText(start, end - 1),
-    control: facts.control,
+    control: kind === 'call' ? { kind: 'call', procedure: s.called } : facts.control,
     readsDiagnostics: facts.readsDiagnostics,
     readsFoundRows: facts.readsFoundRows,
     readsWarnings: facts.readsWarnings,

@@ -138,4 +138,9 @@ export type StatementControl =
   /** DEALLOCATE PREPARE name, DROP PREPARE name; `name` as for sql-prepare. */
   | { kind: 'sql-deallocate'; name: string | null }
   /** EXECUTE name [USING ...] (not EXECUTE IMMEDIATE); `name` as for sql-prepare. */
-  | { kind: 'sql-execute'; name: string | null; using: boolean };
+  | { kind: 'sql-execute'; name: string | null; using: boolean }
+  /**
+   * CALL procedure[(...)]: `procedure` as a table name is read (schema null for the current
+   * database), null when the text names none the proxy can read.
+   */
+  | { kind: 'call'; procedure: TableRef | null };

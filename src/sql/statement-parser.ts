@@ -101,6 +101,8 @@ export function parseStatement(s: ParseState): StatementKind {
     case Kw.REPAIR:
       return parseMaintenance(s);
     case Kw.CALL:
+      s.pos++;
+      s.called = s.tableName();
       return s.writesUnknown('call');
     case Kw.LOCK:
       return parseLockTables(s);

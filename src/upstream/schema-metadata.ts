@@ -3,7 +3,8 @@
  * tables a view reads, which tables a table's triggers write, which child tables a parent's
  * cascading foreign keys write, which tables enabled events write (the server's scheduler runs them where the proxy cannot see), and in which
  * tables a MERGE table's rows are stored (its UNION, from SHOW CREATE TABLE: information_schema
- * does not show it). The result is a plain SchemaSnapshot for TableDependencies.
+ * does not show it), and which stored procedures run no DDL (a CALL of one needs no reload of all
+ * this). The result is a plain SchemaSnapshot for TableDependencies.
  *
  * Whatever cannot be known is recorded as '*' (UNKNOWN_TABLE), never left out: a view whose
  * definition is hidden or not understood makes its readers uncacheable, a trigger whose body is
@@ -30,7 +31,7 @@ import type {
   LowerCaseTableNames,
   TableRef,
 } from '../sql/statement-classifier.ts';
-import { catalogNameOf } from '../sql/name-encoding.ts';
+import { catalogNameOf, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/table-ref.ts';
 import { TokenKind, tokenize } from '../sql/tokenizer.ts';
 import type { TokenList } from '../sql/tokenizer.ts';
@@ -125,7 +126,7 @@ export async function loadSchemaSnapshot(
       qualify(table.schema ?? defaultSchema, table.name);
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, innodbForeignKeys, events] = await Promise.all([
+  const [tables, views, triggers, innodbForeignKeys, events, procedures] = await Promise.all([
     connection.queryRows(
       `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
     ),
@@ -142,6 +143,11 @@ export async function loadSchemaSnapshot(
     // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
     connection.queryRows(
       `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
+    ),
+    // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
+    // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL.
+    connection.queryRows(
+      `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE' AND ${NOT_SYSTEM('ROUTINE_SCHEMA')}`,
     ),
   ]);
 
@@ -249,6 +255,7 @@ export async function loadSchemaSnapshot(
     for (const table of written) writtenBehind.add(table);
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
+  snapshot.ddlFreeProcedures = ddlFreeProcedures(procedures, lctn, serverVersion);
 
   const cascades = new Map<string, Set<string>>();
   const fromInnodb = innodbCascades(innodbForeignKeys);
@@ -471,6 +478,95 @@ function triggerBodyWrites(
     }
   }
   return [...written];
+}
+
+/**
+ * The procedures ("schema.name", the name lowered) that run no DDL: none in their own body, and
+ * none in any procedure they call, followed to the end (a cycle of calls without DDL runs none).
+ * A procedure that calls one the rows do not show (another's, hidden; or a system schema's) may.
+ */
+function ddlFreeProcedures(
+  rows: ReadonlyArray<ReadonlyArray<string | null>>,
+  lctn: LowerCaseTableNames,
+  serverVersion: number | undefined,
+): Set<string> {
+  const callees = new Map<string, string[]>();
+  for (const [schema, name, body, sqlMode] of rows) {
+    if (schema == null || name == null) continue;
+    const owner = catalogNameOf(schema, lctn);
+    const routine = routineNameOf(name);
+    if (owner === null || routine === null) continue;
+    const calls = procedureCalls(body ?? null, owner, sqlMode ?? '', {
+      lowerCaseTableNames: lctn,
+      serverVersion,
+    });
+    if (calls !== null) callees.set(`${owner}.${routine}`, calls);
+  }
+  const free = new Set(callees.keys());
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const procedure of free) {
+      if (callees.get(procedure)!.every((callee) => free.has(callee))) continue;
+      free.delete(procedure);
+      changed = true;
+    }
+  }
+  return free;
+}
+
+/**
+ * Words that begin or make up DDL, or run statements no text shows (PREPARE and EXECUTE of
+ * dynamic SQL): a procedure body holding one anywhere may change the metadata. A word used as
+ * an identifier (a column named execute) only makes the answer more cautious than it need be.
+ */
+const DDL_WORDS = new Set([
+  Kw.CREATE,
+  Kw.ALTER,
+  Kw.DROP,
+  Kw.RENAME,
+  Kw.PREPARE,
+  Kw.EXECUTE,
+  Kw.INSTALL,
+  Kw.UNINSTALL,
+]);
+
+/**
+ * The procedures a body calls ("schema.name", the name lowered, qualified by `owner`, the
+ * procedure's own schema), or null when it may run DDL of its own: a DDL word anywhere, a CALL
+ * whose name cannot be read, a body that is hidden or does not lex. Read under the sql_mode the
+ * procedure was created with (ROUTINES.SQL_MODE); under ORACLE a procedure calls another without
+ * CALL, so nothing is known of it.
+ */
+function procedureCalls(
+  body: string | null,
+  owner: string,
+  sqlMode: string,
+  base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+): string[] | null {
+  const modes = sqlMode.split(',');
+  if (body === null || modes.includes('ORACLE')) return null;
+  const tokens = tokenize(body, {
+    ...base,
+    ansiQuotes: modes.includes('ANSI_QUOTES'),
+    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
+  });
+  if (tokens.error !== null) return null;
+  const calls: string[] = [];
+  for (let i = 0; i < tokens.count; i++) {
+    if (tokens.kinds[i] !== TokenKind.Word) continue;
+    const word = tokens.ids[i]!;
+    if (DDL_WORDS.has(word)) return null;
+    if (word !== Kw.CALL) continue;
+    const qualified = isOperator(tokens, i + 2, DOT);
+    if (!isName(tokens, i + 1) || (qualified && !isName(tokens, i + 3))) return null;
+    const schema = qualified
+      ? catalogNameOf(tokens.identifier(i + 1), base.lowerCaseTableNames)
+      : owner;
+    const name = routineNameOf(tokens.identifier(qualified ? i + 3 : i + 1));
+    if (schema === null || name === null) return null;
+    calls.push(`${schema}.${name}`);
+  }
+  return calls;
 }
 
 /** Words that start a flow-control statement inside a block. */

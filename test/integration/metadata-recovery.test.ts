@@ -278,4 +278,90 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
       assert.equal(await own.stop(), 0);
     }
   });
+
+  test('a CALL of a procedure that runs no DDL leaves the metadata as it is; one that may reloads it', async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [
+      ...setup,
+      `CREATE PROCEDURE ${DB}.touch(n INT) BEGIN UPDATE t SET v = v WHERE id = n; SELECT COUNT(*) FROM other; END`,
+      `CREATE PROCEDURE ${DB}.touch_twice() BEGIN CALL touch(1); CALL touch(2); END`,
+      `CREATE PROCEDURE ${DB}.remake() CREATE TABLE IF NOT EXISTS made (id INT)`,
+      `DROP USER IF EXISTS '${ADMIN_USER}'@'%'`,
+      `CREATE USER '${ADMIN_USER}'@'%' IDENTIFIED BY '${ADMIN_PASSWORD}'`,
+      `GRANT SELECT, SHOW VIEW, TRIGGER, PROCESS ON *.* TO '${ADMIN_USER}'@'%'`,
+    ]);
+    const own = await ProxyHarness.start([
+      '--admin-user',
+      ADMIN_USER,
+      '--admin-password',
+      ADMIN_PASSWORD,
+    ]);
+    const connect = (): ReturnType<typeof own.connect> =>
+      own.connect(0, { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB });
+    const client = await connect();
+    const other = await connect();
+    /**
+     * Runs `calls` on `client`, then reads t twice there and twice on `other`, a session of the
+     * same worker: how many of those reads the metadata could not place, how many were not
+     * cached for another reason, and how many were served.
+     */
+    const afterCalls = async (
+      calls: readonly string[],
+    ): Promise<{ unknown: number; notCached: number; hits: number }> => {
+      for (const call of calls) assert.equal(replyError(await client.query(call)), null, call);
+      const before = await own.counters();
+      for (const reader of [client, client, other, other]) {
+        assert.equal(replyError(await reader.query(READ_T)), null);
+      }
+      const after = await own.counters();
+      const change = (name: string): number => after.get(name)! - before.get(name)!;
+      return {
+        unknown: change('bypass_unknown_table'),
+        notCached: change('not_cached') - change('bypass_unknown_table'),
+        hits: change('hits'),
+      };
+    };
+    try {
+      await own.settle();
+      assert.deepEqual(
+        await afterCalls(['DO 1']),
+        { unknown: 0, notCached: 0, hits: 3 },
+        'the metadata is loaded',
+      );
+      // From here a reload fails: a read after one is not cached. The CALLs below must not ask
+      // for one: their procedures run no DDL, themselves or through what they call. Nor may
+      // they create a temporary table, so the session's own reads are cached after them.
+      await runStatements(BACKEND_HOST, BACKEND_PORT, [
+        `ALTER USER '${ADMIN_USER}'@'%' ACCOUNT LOCK`,
+      ]);
+      for (const calls of [
+        ['CALL touch(1)'],
+        // The second before anything has probed the session again.
+        ['CALL touch(2)', 'CALL touch(3)'],
+        ['SET @n = 4', 'CALL touch(@n)'],
+        [`CALL ${DB}.touch_twice()`],
+      ]) {
+        // A CALL writes what it likes, so t's result is stored again, then served.
+        assert.deepEqual(
+          await afterCalls(calls),
+          { unknown: 0, notCached: 0, hits: 3 },
+          calls.join('; '),
+        );
+      }
+      // One that may run DDL: every worker reloads (and fails to, here), and its session may
+      // have temporary tables from now on.
+      assert.deepEqual(
+        await afterCalls(['CALL remake()']),
+        { unknown: 2, notCached: 2, hits: 0 },
+        'CALL remake()',
+      );
+      assert.match(own.process.log(), /cannot read schema metadata/);
+      client.close();
+      other.close();
+    } finally {
+      await runStatements(BACKEND_HOST, BACKEND_PORT, [
+        `ALTER USER '${ADMIN_USER}'@'%' ACCOUNT UNLOCK`,
+      ]);
+      assert.equal(await own.stop(), 0);
+    }
+  });
 });

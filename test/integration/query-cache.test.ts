@@ -1700,6 +1700,46 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a CALL that redefines a view is followed, after its procedure ran no DDL before', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE VIEW vw AS SELECT id, v AS x FROM t',
+        'CREATE PROCEDURE quiet() SELECT COUNT(*) FROM t',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const READ_VIEW = 'SELECT * FROM vw ORDER BY id';
+        await reader.query(READ_VIEW);
+        await reader.query(READ_VIEW);
+        await run.expect({ hits: 1, inserts: 1 }, 'the view over t, cached');
+        // Runs no DDL: the metadata stays, and the CALL invalidates as any untraceable write.
+        await writer.query('CALL quiet()');
+        await run.expect({ invalidations_all: 1 }, 'CALL quiet()');
+        await reader.query(READ_VIEW);
+        await reader.query(READ_VIEW);
+        await run.expect({ hits: 1, inserts: 1 }, 'the view over t, cached again');
+        // The same procedure, replaced by one that redefines the view over u.
+        await writer.query(
+          'CREATE OR REPLACE PROCEDURE quiet() CREATE OR REPLACE VIEW vw AS SELECT id, w AS x FROM u',
+        );
+        // Reads on both workers wait for the reload that DDL starts: both know the new body.
+        await reader.query(READ_T);
+        await writer.query(READ_T);
+        await run.baseline();
+        await writer.query('CALL quiet()');
+        await reader.query(READ_VIEW);
+        await reader.query(READ_VIEW);
+        await run.expect({ hits: 1, inserts: 1 }, 'the view over u, cached');
+        // Its result depends on u now: a write to u must reach it.
+        await writer.query('UPDATE u SET w = w + 1 WHERE id = 1');
+        await reader.query(READ_VIEW);
+        await run.expect({ hits: 0 }, 'after a write to u');
+      },
+    ));
+
   test('SQL_NO_CACHE and SQL_CACHE', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });

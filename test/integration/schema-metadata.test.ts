@@ -2,9 +2,9 @@
  * The schema snapshot read from a real server's information_schema, seen through
  * TableDependencies: views over joins and over views, triggers of one statement, of a plain
  * block and of a block with flow control, foreign keys that cascade two levels, that set null,
- * and that restrict; a MERGE table's UNION, sequences, events; and how many tables the load
- * opens. Then the same schema seen by a user who may only SELECT, to pin
- * down what information_schema hides from such a user.
+ * and that restrict; a MERGE table's UNION, sequences, events, procedures that run no DDL; and
+ * how many tables the load opens. Then the same schema seen by a user who may only SELECT, to
+ * pin down what information_schema hides from such a user.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -127,6 +127,36 @@ const SETUP = [
   `CREATE TABLE ${S}.paused (id INT)`,
   `CREATE EVENT ${S}.tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)`,
   `CREATE EVENT ${S}.pause ON SCHEDULE EVERY 1 HOUR DISABLE DO DELETE FROM ${S}.paused`,
+
+  // Procedures: a CALL of one that runs no DDL, directly or through what it calls, needs no
+  // reload of the metadata.
+  `CREATE PROCEDURE ${S}.Writes_Rows(n INT)
+   BEGIN
+     DECLARE i INT DEFAULT 0;
+     WHILE i < n DO
+       UPDATE t1 SET a = a + 1 WHERE id = i;
+       SET i = i + 1;
+     END WHILE;
+     SELECT 'DROP TABLE t1; CREATE VIEW x AS SELECT 1' AS words_in_a_string FROM t2;
+   END`,
+  `CREATE PROCEDURE ${S}.makes_table() CREATE TABLE IF NOT EXISTS made (id INT)`,
+  `CREATE PROCEDURE ${S}.drops_later() BEGIN IF 1 = 0 THEN DROP TABLE t2; END IF; END`,
+  `CREATE PROCEDURE ${S}.dynamic() BEGIN EXECUTE IMMEDIATE 'SELECT 1'; END`,
+  `CREATE PROCEDURE ${S}.prepares() BEGIN PREPARE s FROM 'SELECT 1'; DEALLOCATE PREPARE s; END`,
+  `CREATE PROCEDURE ${S}.calls_free() BEGIN CALL writes_rows(1); CALL ${OTHER}.elsewhere; END`,
+  `CREATE PROCEDURE ${OTHER}.elsewhere() DELETE FROM ${OTHER}.part_b WHERE id < 0`,
+  `CREATE PROCEDURE ${S}.calls_ddl() BEGIN CALL \`${S}\`.makes_table(); END`,
+  `CREATE PROCEDURE ${S}.calls_missing() CALL no_such_procedure()`,
+  `CREATE PROCEDURE ${S}.ping(n INT) BEGIN IF n > 0 THEN CALL pong(n - 1); END IF; END`,
+  `CREATE PROCEDURE ${S}.pong(n INT) BEGIN IF n > 0 THEN CALL ping(n - 1); END IF; END`,
+  `CREATE PROCEDURE ${S}.ping_ddl(n INT) BEGIN IF n > 0 THEN CALL pong_ddl(n - 1); END IF; END`,
+  `CREATE PROCEDURE ${S}.pong_ddl(n INT) BEGIN CALL ping_ddl(n); ALTER TABLE t2 ADD c INT; END`,
+  // Under ORACLE a procedure calls another without CALL: nothing is known of it.
+  `SET sql_mode = CONCAT(@@sql_mode, ',ORACLE')`,
+  `CREATE PROCEDURE ${S}.oracle_style AS BEGIN NULL; END`,
+  `SET sql_mode = @saved_sql_mode`,
+  // A function is no procedure: CALL cannot name it.
+  `CREATE FUNCTION ${S}.f() RETURNS INT RETURN 1`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -278,6 +308,39 @@ describe('schema metadata', () => {
     assert.deepEqual(deps.writesOf(q('ticks')), [q('ticks')]);
   });
 
+  test('procedures that run no DDL, through the procedures they call', () => {
+    const free = (name: string): boolean => deps.runsNoDdl(name);
+    // Flow control, writes, and DDL words inside a string: no DDL. The name is lowered.
+    assert.equal(free(q('writes_rows')), true);
+    assert.equal(free(q('Writes_Rows')), false, 'looked up lowered only');
+    assert.equal(free(q('calls_free')), true);
+    assert.equal(free(`${OTHER}.elsewhere`), true);
+    // A cycle of calls without DDL runs none; with DDL anywhere on it, each may.
+    assert.equal(free(q('ping')), true);
+    assert.equal(free(q('pong')), true);
+    assert.equal(free(q('ping_ddl')), false);
+    assert.equal(free(q('pong_ddl')), false);
+    // DDL in the body, even on a branch not taken; dynamic SQL; a call of one that runs DDL or
+    // of one the metadata does not show; PL/SQL.
+    for (const name of [
+      'makes_table',
+      'drops_later',
+      'dynamic',
+      'prepares',
+      'calls_ddl',
+      'calls_missing',
+      'oracle_style',
+      'f',
+      'no_such_procedure',
+    ]) {
+      assert.equal(free(q(name)), false, name);
+    }
+    assert.deepEqual(
+      [...(snapshot.ddlFreeProcedures ?? [])].filter((name) => name.startsWith(`${S}.`)).sort(),
+      [q('calls_free'), q('ping'), q('pong'), q('writes_rows')],
+    );
+  });
+
   test('the snapshot is the whole of it', () => {
     assert.deepEqual(ours(snapshot).storedIn, {
       [q('merged')]: [q('part_a'), `${OTHER}.part_b`],
@@ -352,6 +415,8 @@ describe('schema metadata', () => {
       // Without TRIGGER the triggers are not listed at all, and nothing says so: the limitation
       // loadSchemaSnapshot documents.
       assert.deepEqual(ours(seen).triggerWrites, {});
+      // Procedures' bodies are hidden from it (or the procedures are): none is known DDL-free.
+      assert.equal(limitedDeps.runsNoDdl(q('writes_rows')), false);
       // The keys show without their rules, and are taken as cascading, RESTRICT included.
       assert.deepEqual(sorted(limitedDeps.writesOf(q('parent'))), [
         q('child'),

@@ -6,6 +6,7 @@ import {
   catalogNameOf,
   isUnresolvableName,
   nameEncodingOf,
+  routineNameOf,
   statementName,
   withResolvableNames,
 } from '../../src/sql/name-encoding.ts';
@@ -87,4 +88,12 @@ test('the probe reads the current schema as its UTF-8 bytes, whatever the result
   assert.equal(readProbe(row('4142', '1', 'utf8mb4'))!.schema, 'ab');
   assert.equal(readProbe(row(null, '0', 'utf8mb4'))!.schema, null);
   assert.equal(readProbe(row('zz', '0', 'utf8mb4')), null);
+});
+
+test('a routine name is lowered whatever lower_case_table_names says, and only in ASCII', () => {
+  assert.equal(routineNameOf('My_Proc'), 'my_proc');
+  // Lowering UTF-8 bytes read as Latin-1 is not how the server lowers the name: never found.
+  assert.equal(routineNameOf(asSent('Één')), null);
+  assert.equal(routineNameOf(statementName(asSent('é'), NameEncoding.OTHER, 0)), null);
+  assert.equal(routineNameOf(''), null);
 });

@@ -155,8 +155,13 @@ const CONTROLS: Array<[string, StatementControl | null]> = [
   ["EXECUTE IMMEDIATE 'SELECT 1'", null],
   ['DEALLOCATE PREPARE s', { kind: 'sql-deallocate', name: 's' }],
   ['DROP PREPARE S', { kind: 'sql-deallocate', name: 's' }],
+  // CALL: the procedure as a table name is read (its name's case kept: the catalog lowers it).
+  ['CALL p(1)', { kind: 'call', procedure: { schema: null, name: 'p' } }],
+  ['/* c */ call Db.`My Proc`', { kind: 'call', procedure: { schema: 'Db', name: 'My Proc' } }],
+  ['CALL select()', { kind: 'call', procedure: null }],
   // Several statements: the proxy acts on a control statement only when it is alone.
   ['SELECT 1; RESET QUERY CACHE', null],
+  ['CALL p(); CALL q()', null],
 ];
 
 const DIAGNOSTICS: Array<[string, boolean, boolean]> = [
