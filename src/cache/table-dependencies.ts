@@ -54,6 +54,11 @@ export interface SchemaSnapshot {
    * foreign key or event, so the metadata stays as it is. A procedure left out may run DDL.
    */
   ddlFreeProcedures?: Set<string>;
+  /**
+   * Procedure names (lowered) all of whose procedures, in every schema, are among
+   * ddlFreeProcedures; empty unless the snapshot holds every procedure the server has.
+   */
+  ddlFreeNames?: Set<string>;
 }
 
 export class TableDependencies {
@@ -161,6 +166,11 @@ export class TableDependencies {
   /** Is the procedure `qualified` ("schema.name", the name lowered) known to run no DDL? */
   runsNoDdl(qualified: string): boolean {
     return this.#snapshot.ddlFreeProcedures?.has(qualified) ?? false;
+  }
+
+  /** Is every procedure called `name` (lowered), in whatever schema, known to run no DDL? */
+  nameRunsNoDdl(name: string): boolean {
+    return this.#snapshot.ddlFreeNames?.has(name) ?? false;
   }
 
   /**

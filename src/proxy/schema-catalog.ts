@@ -242,17 +242,22 @@ export class SchemaCatalog {
   /**
    * Is a CALL of `procedure` known to run no DDL (its body, and the bodies of the procedures it
    * calls, as loaded with the metadata trusted now)? Such a CALL leaves the metadata as it is, so
-   * no worker reloads it. False without trusted metadata, and for a procedure it does not know:
-   * created since the load, hidden from the metadata account, or named in a way it cannot resolve.
+   * no worker reloads it. An unqualified name is looked up in `schema`, the current database, or
+   * when that is not known (undefined) in every schema. False without trusted metadata, and for
+   * a procedure it does not know: created since the load, hidden from the metadata account, or
+   * named in a way it cannot resolve.
    */
-  callRunsNoDdl(procedure: TableRef, schema: string | null): boolean {
-    const owner = procedure.schema ?? schema;
+  callRunsNoDdl(procedure: TableRef, schema: string | null | undefined): boolean {
     const name = routineNameOf(procedure.name);
+    if (this.#admin === null || name === null) return false;
+    const dependencies = this.current;
+    if (dependencies === null) return false;
+    if (procedure.schema === null && schema === undefined) return dependencies.nameRunsNoDdl(name);
+    const owner = procedure.schema ?? schema ?? null;
     // A schema the text spells outside ASCII is the metadata's only for a UTF-8 client.
     const spelt = procedure.schema === null || isAscii(procedure.schema);
-    if (this.#admin === null || owner === null || name === null || !spelt) return false;
-    if (isUnresolvableName(owner)) return false;
-    return this.current?.runsNoDdl(`${owner}.${name}`) ?? false;
+    if (owner === null || !spelt || isUnresolvableName(owner)) return false;
+    return dependencies.runsNoDdl(`${owner}.${name}`);
   }
 
   /** Is the table known to take part in InnoDB snapshots? */

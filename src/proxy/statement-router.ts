@@ -1777,16 +1777,17 @@ export class StatementRouter {
   /**
    * A CALL of a procedure the metadata knows to run no DDL, itself or through the procedures it
    * calls: it changes no metadata, creates no table (temporary ones included) and prepares no
-   * statement. An unqualified name is looked up in the current database only while that is
-   * known (a text the caller has checked is read as the server reads it).
+   * statement. An unqualified name is looked up in the current database while that is known,
+   * else among every schema's procedures of that name (a text the caller has checked is read as
+   * the server reads it). A prepared CALL's `schema` is the one it was prepared in: where that
+   * is not the current one, it is looked up among every schema's as well.
    */
   #callRunsNoDdl(info: StatementInfo, schema: string | null): boolean {
     const control = info.control;
     if (control?.kind !== 'call' || control.procedure === null) return false;
-    if (control.procedure.schema === null && (this.#snapshot === null || this.#schemaUnsure)) {
-      return false;
-    }
-    return this.#worker.catalog.callRunsNoDdl(control.procedure, schema);
+    const snapshot = this.#snapshot;
+    const known = snapshot !== null && !this.#schemaUnsure && snapshot.schema === schema;
+    return this.#worker.catalog.callRunsNoDdl(control.procedure, known ? schema : undefined);
   }
 
   /**

@@ -126,30 +126,37 @@ export async function loadSchemaSnapshot(
       qualify(table.schema ?? defaultSchema, table.name);
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, innodbForeignKeys, events, procedures] = await Promise.all([
-    connection.queryRows(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-    ),
-    connection.queryRows(
-      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
-    ),
-    // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
-    connection
-      .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
-      .catch(() => null),
-    // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
-    connection.queryRows(
-      `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
-    ),
-    // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
-    // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL.
-    connection.queryRows(
-      `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE' AND ${NOT_SYSTEM('ROUTINE_SCHEMA')}`,
-    ),
-  ]);
+  const [tables, views, triggers, innodbForeignKeys, events, procedures, procedureCount] =
+    await Promise.all([
+      connection.queryRows(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+      ),
+      connection.queryRows(
+        `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
+      ),
+      // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
+      connection
+        .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
+        .catch(() => null),
+      // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
+      connection.queryRows(
+        `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
+      ),
+      // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
+      // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
+      // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeNames).
+      connection.queryRows(
+        `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE'`,
+      ),
+      // Whether those are all there are: ROUTINES leaves out what the account may not see.
+      connection
+        .queryRows(`SELECT COUNT(*) FROM mysql.proc WHERE type = 'PROCEDURE'`)
+        .then((rows) => Number(rows[0]?.[0] ?? NaN))
+        .catch(() => NaN),
+    ]);
 
   const snapshot: SchemaSnapshot = {
     baseTables: new Map(),
@@ -256,6 +263,10 @@ export async function loadSchemaSnapshot(
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
   snapshot.ddlFreeProcedures = ddlFreeProcedures(procedures, lctn, serverVersion);
+  snapshot.ddlFreeNames =
+    procedures.length === procedureCount
+      ? ddlFreeNames(procedures, snapshot.ddlFreeProcedures, lctn)
+      : new Set();
 
   const cascades = new Map<string, Set<string>>();
   const fromInnodb = innodbCascades(innodbForeignKeys);
@@ -483,7 +494,7 @@ function triggerBodyWrites(
 /**
  * The procedures ("schema.name", the name lowered) that run no DDL: none in their own body, and
  * none in any procedure they call, followed to the end (a cycle of calls without DDL runs none).
- * A procedure that calls one the rows do not show (another's, hidden; or a system schema's) may.
+ * A procedure that calls one the rows do not show (another account's, hidden) may.
  */
 function ddlFreeProcedures(
   rows: ReadonlyArray<ReadonlyArray<string | null>>,
@@ -512,6 +523,30 @@ function ddlFreeProcedures(
     }
   }
   return free;
+}
+
+/**
+ * The names (lowered) all of whose procedures, in every schema, run no DDL, given the whole list
+ * of procedures: a CALL of such a name runs no DDL whatever the session's current database is
+ * (or fails, where it has none of that name). Empty when a name is outside ASCII: the server
+ * compares routine names under utf8_general_ci, where `tóuch` is `touch`.
+ */
+function ddlFreeNames(
+  rows: ReadonlyArray<ReadonlyArray<string | null>>,
+  free: ReadonlySet<string>,
+  lctn: LowerCaseTableNames,
+): Set<string> {
+  const names = new Set<string>();
+  const notFree = new Set<string>();
+  for (const [schema, name] of rows) {
+    const routine = name == null ? null : routineNameOf(name);
+    if (schema == null || routine === null) return new Set();
+    names.add(routine);
+    const owner = catalogNameOf(schema, lctn);
+    if (owner === null || !free.has(`${owner}.${routine}`)) notFree.add(routine);
+  }
+  for (const name of notFree) names.delete(name);
+  return names;
 }
 
 /**

@@ -300,16 +300,17 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
     const client = await connect();
     const other = await connect();
     /**
-     * Runs `calls` on `client`, then reads t twice there and twice on `other`, a session of the
+     * Runs `calls` on `caller`, then reads t twice there and twice on `other`, a session of the
      * same worker: how many of those reads the metadata could not place, how many were not
      * cached for another reason, and how many were served.
      */
     const afterCalls = async (
       calls: readonly string[],
+      caller = client,
     ): Promise<{ unknown: number; notCached: number; hits: number }> => {
-      for (const call of calls) assert.equal(replyError(await client.query(call)), null, call);
+      for (const call of calls) assert.equal(replyError(await caller.query(call)), null, call);
       const before = await own.counters();
-      for (const reader of [client, client, other, other]) {
+      for (const reader of [caller, caller, other, other]) {
         assert.equal(replyError(await reader.query(READ_T)), null);
       }
       const after = await own.counters();
@@ -347,6 +348,15 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
           calls.join('; '),
         );
       }
+      // The first statement of a session: its current database is not known yet (no probe has
+      // run), but every procedure of that name runs no DDL.
+      const fresh = await connect();
+      assert.deepEqual(
+        await afterCalls(['CALL touch(5)'], fresh),
+        { unknown: 0, notCached: 0, hits: 3 },
+        'CALL touch(5) first',
+      );
+      fresh.close();
       // One that may run DDL: every worker reloads (and fails to, here), and its session may
       // have temporary tables from now on.
       assert.deepEqual(

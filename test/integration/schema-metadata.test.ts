@@ -335,6 +335,14 @@ describe('schema metadata', () => {
     ]) {
       assert.equal(free(q(name)), false, name);
     }
+    // Every procedure the server has is listed (root may see them all): a name all of whose
+    // procedures run no DDL runs none whatever the current database; one not seen may be new.
+    assert.equal(deps.nameRunsNoDdl('writes_rows'), true);
+    assert.equal(deps.nameRunsNoDdl('makes_table'), false);
+    assert.equal(deps.nameRunsNoDdl('no_such_procedure'), false);
+    // The system schemas' procedures are listed too: sys.ps_setup_save creates temporary tables.
+    assert.equal(deps.runsNoDdl('sys.ps_setup_save'), false);
+    assert.equal(deps.nameRunsNoDdl('ps_setup_save'), false);
     assert.deepEqual(
       [...(snapshot.ddlFreeProcedures ?? [])].filter((name) => name.startsWith(`${S}.`)).sort(),
       [q('calls_free'), q('ping'), q('pong'), q('writes_rows')],
@@ -417,6 +425,8 @@ describe('schema metadata', () => {
       assert.deepEqual(ours(seen).triggerWrites, {});
       // Procedures' bodies are hidden from it (or the procedures are): none is known DDL-free.
       assert.equal(limitedDeps.runsNoDdl(q('writes_rows')), false);
+      // Nor can it tell it sees every procedure: no name is known to run no DDL anywhere.
+      assert.equal(limitedDeps.nameRunsNoDdl('writes_rows'), false);
       // The keys show without their rules, and are taken as cascading, RESTRICT included.
       assert.deepEqual(sorted(limitedDeps.writesOf(q('parent'))), [
         q('child'),

@@ -1,0 +1,201 @@
+/**
+ * Connections that call a stored procedure now and then between their reads, as applications
+ * with procedures do: per target, the share of reads served from the cache, how many statements
+ * the proxy's metadata account ran per CALL (its reloads), rounds per second and the proxy's CPU
+ * per round. This checkout's proxy, and another checkout's (OTHER) side by side, alternating.
+ *
+ *   [OTHER=<checkout>] node bench/procedure-calls.ts [seconds per run, default 10] [runs each, default 3] [connections, default 4]
+ *
+ * Environment: BACKEND (host:port, default 127.0.0.1:3306; root without password), WORKERS
+ * (default 2), READS (point selects per CALL, default 20, over 10 ids). The metadata account's
+ * statements are counted in information_schema.USER_STATISTICS: the script turns the server's
+ * userstat on for the run and puts back the value it found.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { processCpuMicros } from '../src/bench/system-sampler.ts';
+import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
+
+const seconds = Number(process.argv[2] ?? 10);
+const runs = Number(process.argv[3] ?? 3);
+const connections = Number(process.argv[4] ?? 4);
+const [backendHost, backendPort] = (process.env.BACKEND ?? '127.0.0.1:3306').split(':');
+const workers = process.env.WORKERS ?? '2';
+const reads = Number(process.env.READS ?? 20);
+const other = process.env.OTHER;
+const DB = 'nc_procedure_calls';
+const META_USER = 'nc_calls_meta';
+const META_PASSWORD = 'nc-calls-meta';
+const IDS = 10;
+
+const login = { user: 'root', password: '', database: DB };
+
+async function onServer(sql: readonly string[]): Promise<Array<Array<string | null>>> {
+  const admin = await MysqlConnection.connect({
+    host: backendHost!,
+    port: Number(backendPort),
+    ...login,
+    database: null,
+  });
+  let rows: Array<Array<string | null>> = [];
+  try {
+    for (const statement of sql) rows = await admin.queryRows(statement);
+  } finally {
+    admin.close();
+  }
+  return rows;
+}
+
+async function metadataStatements(): Promise<number> {
+  const rows = await onServer([
+    `SELECT SELECT_COMMANDS + OTHER_COMMANDS FROM information_schema.USER_STATISTICS WHERE USER = '${META_USER}'`,
+  ]);
+  return Number(rows[0]?.[0] ?? 0);
+}
+
+async function startProxy(checkout: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(checkout, 'src/cli/main.ts'),
+      'proxy',
+      '--listen',
+      '127.0.0.1:0',
+      '--backend',
+      `${backendHost}:${backendPort}`,
+      '--workers',
+      workers,
+      '--query-cache-size',
+      '64M',
+      '--admin-user',
+      META_USER,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NICECACHE_ADMIN_PASSWORD: META_PASSWORD },
+    },
+  );
+  let log = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      log += String(chunk);
+      const match = /listening on [^\s]*:(\d+)/.exec(log);
+      if (match !== null) resolve({ child, port: Number(match[1]) });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', () => reject(new Error(`the proxy did not start: ${log}`)));
+  });
+}
+
+async function hits(port: number): Promise<number> {
+  const connection = await MysqlConnection.connect({ host: '127.0.0.1', port, ...login });
+  const rows = await connection.queryRows("SHOW GLOBAL STATUS LIKE 'Qcache_hits'");
+  connection.close();
+  return Number(rows[0]?.[1] ?? NaN);
+}
+
+interface Figures {
+  hitShare: number;
+  metadataPerCall: number;
+  roundsPerSecond: number;
+  cpuPerRound: number;
+}
+
+/** One timed run through a fresh proxy of `checkout`. */
+async function measure(checkout: string): Promise<Figures> {
+  const { child, port } = await startProxy(checkout);
+  try {
+    const clients = await Promise.all(
+      Array.from({ length: connections }, () =>
+        MysqlConnection.connect({ host: '127.0.0.1', port, ...login }),
+      ),
+    );
+    // The first load of every worker is over before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const hitsBefore = await hits(port);
+    const metadataBefore = await metadataStatements();
+    const cpuBefore = processCpuMicros(child.pid!);
+    const end = performance.now() + seconds * 1000;
+    let rounds = 0;
+    await Promise.all(
+      clients.map(async (client, index) => {
+        for (let round = 0; performance.now() < end; round++) {
+          const call = await client.query(`CALL touch(${(index * 7 + round) % IDS})`);
+          if (call.error !== null) throw new Error(call.error.message);
+          for (let read = 0; read < reads; read++) {
+            const id = ((round + read) % IDS) + 1;
+            const result = await client.query(`SELECT id, c FROM t WHERE id = ${id}`);
+            if (result.error !== null) throw new Error(result.error.message);
+          }
+          rounds++;
+        }
+      }),
+    );
+    const elapsed = seconds + (performance.now() - end) / 1000;
+    const cpu = processCpuMicros(child.pid!) - cpuBefore;
+    const metadata = (await metadataStatements()) - metadataBefore;
+    const served = (await hits(port)) - hitsBefore;
+    for (const client of clients) client.close();
+    return {
+      hitShare: served / (rounds * reads),
+      metadataPerCall: metadata / rounds,
+      roundsPerSecond: rounds / elapsed,
+      cpuPerRound: cpu / rounds,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+}
+
+const [userstatRow] = await onServer(['SELECT @@global.userstat']);
+const userstat = userstatRow?.[0] ?? '0';
+await onServer([
+  `DROP DATABASE IF EXISTS ${DB}`,
+  `CREATE DATABASE ${DB}`,
+  `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, c CHAR(60)) ENGINE=InnoDB`,
+  `INSERT INTO ${DB}.t SELECT seq, REPEAT(CHAR(97 + seq % 26), 60) FROM ${DB}.seq_1_to_${IDS}`,
+  `CREATE TABLE ${DB}.calls (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
+  `INSERT INTO ${DB}.calls (id) SELECT seq FROM ${DB}.seq_0_to_${IDS}`,
+  `CREATE PROCEDURE ${DB}.touch(k INT) UPDATE calls SET n = n + 1 WHERE id = k`,
+  `DROP USER IF EXISTS '${META_USER}'@'%'`,
+  `CREATE USER '${META_USER}'@'%' IDENTIFIED BY '${META_PASSWORD}'`,
+  `GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, PROCESS ON *.* TO '${META_USER}'@'%'`,
+  'SET GLOBAL userstat = 1',
+]);
+const targets: Array<[string, string]> = [['this', process.cwd()]];
+if (other !== undefined) targets.push(['other', other]);
+const results = new Map<string, Figures[]>(targets.map(([name]) => [name, []]));
+try {
+  for (let run = 0; run < runs; run++) {
+    for (const [name, checkout] of targets) results.get(name)!.push(await measure(checkout));
+  }
+} finally {
+  await onServer([`SET GLOBAL userstat = ${userstat}`, `DROP USER IF EXISTS '${META_USER}'@'%'`]);
+}
+
+const mean = (figures: Figures[], pick: (figures: Figures) => number): number =>
+  figures.reduce((sum, each) => sum + pick(each), 0) / figures.length;
+console.log(
+  `CALL, then ${reads} point selects over ${IDS} ids, on ${connections} connections, ${workers} worker(s); ${runs} run(s) of ${seconds} s each, means`,
+);
+console.log(
+  `${'target'.padEnd(8)} ${'reads served'.padStart(13)} ${'metadata statements per CALL'.padStart(29)} ${'rounds/s'.padStart(9)} ${'proxy CPU µs per round'.padStart(23)}`,
+);
+for (const [name, figures] of results) {
+  console.log(
+    `${name.padEnd(8)} ${(mean(figures, (f) => f.hitShare) * 100).toFixed(1).padStart(12)}% ${mean(
+      figures,
+      (f) => f.metadataPerCall,
+    )
+      .toFixed(2)
+      .padStart(29)} ${mean(figures, (f) => f.roundsPerSecond)
+      .toFixed(0)
+      .padStart(9)} ${mean(figures, (f) => f.cpuPerRound)
+      .toFixed(0)
+      .padStart(23)}`,
+  );
+}
