@@ -56,8 +56,10 @@ export interface ProxyConfig {
   /** Clients that do not start TLS are refused, as the server's require_secure_transport does. */
   requireSecureTransport: boolean;
   /**
-   * TLS to the server: off, when the server offers it (preferred), or always (required); auto is
-   * off for a backend on a loopback address, preferred otherwise (see backendTlsInForce).
+   * TLS to the server: off, when the server offers it (preferred), or always (required); follow,
+   * for a client on TLS as the server offers it and for a client in the clear never, so that the
+   * server sees each client's connection as the client made it; auto is off for a backend on a
+   * loopback address, preferred otherwise (see backendTlsInForce).
    */
   backendTls: BackendTlsMode;
   /** PEM CA certificates to check the server's certificate with; null: the system's. */
@@ -66,7 +68,7 @@ export interface ProxyConfig {
   backendTlsVerify: boolean;
 }
 
-export type BackendTlsMode = 'auto' | 'off' | 'preferred' | 'required';
+export type BackendTlsMode = 'auto' | 'off' | 'preferred' | 'required' | 'follow';
 
 export type TlsMode = 'auto' | 'off';
 
@@ -257,9 +259,9 @@ export const proxyOptionSpecs = [
   {
     flag: 'backend-tls',
     env: 'NICECACHE_BACKEND_TLS',
-    value: 'off|preferred|required',
+    value: 'off|preferred|required|follow',
     fallback: 'auto',
-    help: 'TLS to the server: preferred uses it when the server offers it, required refuses clients when it does not (default: off for a backend on a loopback address, preferred otherwise: TLS costs CPU on every miss)',
+    help: "TLS to the server: preferred uses it when the server offers it, required refuses clients when it does not, follow uses it for clients on TLS only (the server sees each client's choice) (default: off for a backend on a loopback address, preferred otherwise: TLS costs CPU on every miss)",
   },
   {
     flag: 'backend-tls-ca',
@@ -446,9 +448,17 @@ export function parseProxyConfig(
 
 function parseBackendTls(text: string): BackendTlsMode {
   const lowered = text.trim().toLowerCase();
-  if (lowered === 'auto' || lowered === 'off' || lowered === 'preferred' || lowered === 'required')
+  if (
+    lowered === 'auto' ||
+    lowered === 'off' ||
+    lowered === 'preferred' ||
+    lowered === 'required' ||
+    lowered === 'follow'
+  )
     return lowered;
-  throw new ConfigError(`--backend-tls: expected auto, off, preferred or required, got '${text}'`);
+  throw new ConfigError(
+    `--backend-tls: expected auto, off, preferred, required or follow, got '${text}'`,
+  );
 }
 
 /**

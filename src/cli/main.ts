@@ -111,6 +111,7 @@ function serverTls(config: ProxyConfig): ServerTls | null {
   if (mode === 'off') return null;
   return {
     required: mode === 'required',
+    followsClient: mode === 'follow',
     ca:
       config.backendTlsCa === null ? null : readOptionFile(config.backendTlsCa, '--backend-tls-ca'),
     verify: config.backendTlsVerify,

@@ -21,8 +21,11 @@ import type { Greeting } from '../protocol/handshake.ts';
 export interface LoginPolicy {
   /** TLS is offered to the client (a certificate is loaded). */
   clientTls: boolean;
-  /** TLS to the server: null, never; otherwise when the server offers it, or always (required). */
-  backendTls: { required: boolean } | null;
+  /**
+   * TLS to the server: null, never; otherwise when the server offers it, or always (required);
+   * `followsClient`: only for a client that started TLS itself.
+   */
+  backendTls: { required: boolean; followsClient: boolean } | null;
   /** A client that logs in without TLS is refused (--require-secure-transport). */
   requireSecureTransport: boolean;
   /** The client came on the Unix socket, a secure transport as the server counts one. */
@@ -65,6 +68,8 @@ export class LoginNegotiation {
   shift = 0;
   /** The server offered TLS and the policy asks for it: the login goes to it inside TLS. */
   serverTls = false;
+  /** The server's greeting offered TLS. */
+  #serverOffersTls = false;
   /** The client asked for compression: the proxy compresses for it once the login succeeds. */
   compressionAsked = false;
   /** The number of the login's reply to the client, for an error of the proxy's own. */
@@ -95,7 +100,9 @@ export class LoginNegotiation {
           closeBackend: true,
         };
       }
-      this.serverTls = offered;
+      this.#serverOffersTls = offered;
+      // Whether the client starts TLS is known at its first packet (see respond).
+      this.serverTls = offered && !backendTls.followsClient;
     }
     const greeting = restrictGreeting(payload);
     if (greeting === null) {
@@ -157,6 +164,9 @@ export class LoginNegotiation {
         reply,
         true,
       );
+    }
+    if (this.#policy.backendTls?.followsClient === true) {
+      this.serverTls = this.#serverOffersTls && this.clientTls;
     }
     if (this.serverTls) {
       // The login goes to the server inside TLS, after the proxy's SSLRequest, which takes the

@@ -33,10 +33,16 @@ export interface ConnectionOptions {
   tls?: ServerTls | null;
 }
 
-/** TLS to a server (--backend-tls preferred or required), and how its certificate is checked. */
+/** TLS to a server (--backend-tls preferred, required or follow), and how its certificate is checked. */
 export interface ServerTls {
   /** A server that offers no TLS is refused (otherwise: the connection stays plain). */
   required: boolean;
+  /**
+   * A client's connection to the server is TLS only when the client's own connection is
+   * (--backend-tls follow). The proxy's own connections have no client to follow: they use TLS
+   * when the server offers it, as under preferred.
+   */
+  followsClient: boolean;
   /** PEM CA certificates to trust instead of the system's; null: the system's. */
   ca: string | null;
   /** Refuse a certificate not signed by a trusted CA or not naming the server. */

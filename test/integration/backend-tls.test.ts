@@ -219,6 +219,52 @@ describe('TLS to the server', () => {
     }
   });
 
+  test('--backend-tls follow: a client on TLS is on TLS to the server too, one in the clear is not', async () => {
+    const following = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: [
+        '--backend-tls',
+        'follow',
+        '--backend-tls-ca',
+        cert,
+        '--backend-tls-verify',
+        '--tls-cert',
+        cert,
+        '--tls-key',
+        key,
+        // The proxy's own connections follow no client: TLS as the server offers it.
+        '--admin-user',
+        server.user,
+      ],
+    });
+    try {
+      const client = await throughProxy(following.port, { ca: readFileSync(cert, 'utf8') });
+      try {
+        // An expression the server computes of its own connection from the proxy: TLS.
+        const [rows] = await client.query(
+          "SELECT (VARIABLE_VALUE <> '') AS have_ssl FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'",
+        );
+        assert.deepEqual(rows, [{ have_ssl: 1 }]);
+        assert.deepEqual((await client.query(READ))[0], (await client.query(READ))[0]);
+        assert.equal(
+          await value(client, "SHOW GLOBAL STATUS LIKE 'Qcache_hits'"),
+          '1',
+          'the metadata account logged in over TLS: the read was cached',
+        );
+      } finally {
+        await client.end();
+      }
+      // In the clear to the proxy, so in the clear to the server, which requires TLS and says so.
+      await assert.rejects(
+        throughProxy(following.port),
+        (error: { errno?: number }) => error.errno === 1045,
+      );
+    } finally {
+      await following.stop();
+    }
+  });
+
   test('--backend-tls off in front of a server that requires TLS: the server’s own refusal', async () => {
     const plain = await startProxyProcess({
       backend: `127.0.0.1:${server.port}`,

@@ -174,7 +174,9 @@ async function main(): Promise<number> {
         proxy = await startProxyProcess({
           backend: `127.0.0.1:${server.port}`,
           workers: 2,
-          extraArgs: ['--admin-user', 'root', ...proxyArgs],
+          // follow: the server sees each test connection's TLS as the test made it (tests read
+          // the server's view of their own connection, in expressions the proxy leaves alone).
+          extraArgs: ['--admin-user', 'root', '--backend-tls', 'follow', ...proxyArgs],
         });
         port = proxy.port;
       }

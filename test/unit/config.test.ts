@@ -192,6 +192,7 @@ describe('proxy configuration', () => {
     assert.equal(inForce(['--backend', 'db.internal:3306']), 'preferred');
     assert.equal(inForce(['--backend', '10.0.0.5:3306', '--backend-tls', 'off']), 'off');
     assert.equal(inForce(['--backend-tls', 'REQUIRED']), 'required');
+    assert.equal(inForce(['--backend-tls', 'follow']), 'follow');
     const config = parseProxyConfig([], {
       NICECACHE_BACKEND_TLS: 'preferred',
       NICECACHE_BACKEND_TLS_CA: 'ca.pem',

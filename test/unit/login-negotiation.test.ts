@@ -101,12 +101,14 @@ describe('login negotiation', () => {
   });
 
   test('a required TLS to a server that offers none ends the login before the server reads one', () => {
-    const refusal = negotiation({ backendTls: { required: true } }).greet(greeting(BASE));
+    const refusal = negotiation({ backendTls: { required: true, followsClient: false } }).greet(
+      greeting(BASE),
+    );
     assert.equal(refusal?.error.code, ProxyErrorCode.BACKEND_UNREACHABLE);
     assert.match(refusal.error.message, /db:3306 offers no TLS/);
     assert.equal(refusal.closeBackend, true);
     // Preferred: the login goes on in the clear.
-    const preferred = negotiation({ backendTls: { required: false } });
+    const preferred = negotiation({ backendTls: { required: false, followsClient: false } });
     assert.equal(preferred.greet(greeting(BASE)), null);
     assert.equal(preferred.serverTls, false);
     // An unreadable greeting is the server's fault, told as such.
@@ -155,7 +157,7 @@ describe('login negotiation', () => {
   });
 
   test('TLS to the server: the proxy’s own SSLRequest takes a number, both sides TLS cancel out', () => {
-    const serverOnly = negotiation({ backendTls: { required: false } });
+    const serverOnly = negotiation({ backendTls: { required: false, followsClient: false } });
     serverOnly.greet(greeting(BASE | Capability.SSL));
     const plainClient = respond(serverOnly, response(BASE), 1);
     assert.deepEqual(plainClient.step, { action: 'login', serverTls: true });
@@ -163,13 +165,43 @@ describe('login negotiation', () => {
     assert.equal(plainClient.sentCapabilities & Capability.SSL, Capability.SSL);
     assert.equal(serverOnly.shift, -1);
 
-    const both = negotiation({ clientTls: true, backendTls: { required: true } });
+    const both = negotiation({
+      clientTls: true,
+      backendTls: { required: true, followsClient: false },
+    });
     both.greet(greeting(BASE | Capability.SSL));
     respond(both, sslRequest(), 1);
     const inside = respond(both, response(SSL_REQUEST_CAPABILITIES), 2);
     assert.deepEqual(inside.step, { action: 'login', serverTls: true });
     assert.equal(inside.sentSequence, 2);
     assert.equal(both.shift, 0);
+  });
+
+  test('TLS to the server that follows the client’s: a client on TLS gets it, one in the clear not', () => {
+    const follow = { required: false, followsClient: true };
+    const tlsClient = negotiation({ clientTls: true, backendTls: follow });
+    tlsClient.greet(greeting(BASE | Capability.SSL));
+    respond(tlsClient, sslRequest(), 1);
+    const inside = respond(tlsClient, response(SSL_REQUEST_CAPABILITIES), 2);
+    assert.deepEqual(inside.step, { action: 'login', serverTls: true });
+    assert.equal(inside.sentSequence, 2);
+    assert.equal(inside.sentCapabilities & Capability.SSL, Capability.SSL);
+
+    const plainClient = negotiation({ clientTls: true, backendTls: follow });
+    plainClient.greet(greeting(BASE | Capability.SSL));
+    const plain = respond(plainClient, response(BASE), 1);
+    assert.deepEqual(plain.step, { action: 'login', serverTls: false });
+    assert.equal(plain.sentSequence, 1);
+    assert.equal(plain.sentCapabilities & Capability.SSL, 0);
+
+    // A server that offers no TLS: a client on TLS goes on in the clear to it, as preferred.
+    const noOffer = negotiation({ clientTls: true, backendTls: follow });
+    assert.equal(noOffer.greet(greeting(BASE)), null);
+    respond(noOffer, sslRequest(), 1);
+    assert.deepEqual(respond(noOffer, response(SSL_REQUEST_CAPABILITIES), 2).step, {
+      action: 'login',
+      serverTls: false,
+    });
   });
 
   test('refusals of the proxy’s own: no TLS offered, a bad handshake, an insecure transport', () => {
