@@ -58,6 +58,7 @@ import { ReplyCopy } from './reply-copy.ts';
 import { StatementRouter, TransactionOutcome } from './statement-router.ts';
 import type { CommandPlan, WorkerCache } from './statement-router.ts';
 import { rewriteStatusReply } from './status-variables.ts';
+import type { StatusRewrite, StatusValues } from './status-variables.ts';
 import { statusValues } from './status-values.ts';
 import { SESSION_STATUS_BITS } from './transaction-state.ts';
 import {
@@ -101,6 +102,9 @@ export interface SessionOptions {
 
 /** Routed commands left before the next one whose answer is timed (see ANSWER_SAMPLE_EVERY). */
 let answerSampleCountdown = ANSWER_SAMPLE_EVERY;
+
+/** Without the cache no counter is the proxy's: only the connection's own rows are. */
+const NO_STATUS_VALUES: StatusValues = { own: new Map(), extra: [] };
 
 /** A BEGIN or COMMIT reply kept for answering later is one short OK packet. */
 const LEARNED_REPLY_LIMIT = 64;
@@ -547,6 +551,8 @@ export class ClientSession {
     let opened = false;
     let digest: DigestRecord | null = null;
     let prepares = false;
+    // Without the cache: a status read whose rows of the client's own connection are rewritten.
+    let relayStatus: StatusRewrite | null = null;
     const relayDigests = this.#options.relayDigests ?? null;
     if (relayDigests !== null && this.#router === null) {
       if (command === Command.QUERY && packet.length < MAX_PACKET_PAYLOAD) {
@@ -563,6 +569,10 @@ export class ClientSession {
           if (control?.kind === 'nicecache-table') {
             this.#answerOwnTable(control, packet, digest);
             return;
+          }
+          // A text of another shape (they have none): never found by knownShapeOf.
+          if (control?.kind === 'show-status' || control?.kind === 'status-table') {
+            relayStatus = { statement: control, binary: false };
           }
         }
       } else {
@@ -649,6 +659,7 @@ export class ClientSession {
           : plan?.learn
             ? new ReplyCopy(LEARNED_REPLY_LIMIT)
             : null,
+        plan?.status ?? relayStatus,
         digest,
         prepares,
       );
@@ -1006,6 +1017,7 @@ export class ClientSession {
     if (router === null) {
       if (pending.tracker.status >= 0) this.#relayStatus = pending.tracker.status;
       if (pending.digest !== null) this.#relayedReplyEnd(pending);
+      if (pending.rewrite && !this.#lingering) this.#sendRewritten(pending);
       return;
     }
     const { tracker, plan } = pending;
@@ -1128,13 +1140,16 @@ export class ClientSession {
   }
 
   /**
-   * SHOW STATUS: the server's reply with the cache's counters in it, and the TLS rows telling of
-   * the client's own connection: the server's tell of the proxy's, which --backend-tls may
-   * encrypt whether or not the client's is.
+   * SHOW STATUS: the server's reply with the cache's counters in it (with the cache), and the
+   * rows of the client's own connection, TLS and compression: the server's tell of the proxy's,
+   * which --backend-tls may encrypt whether or not the client's is, and which is never
+   * compressed.
    */
   #sendRewritten(pending: InFlightCommand): void {
     const packets = pending.packets!;
-    const values = statusValues(this.#options.cache!.cache, this.#options.cache!.followerStatus);
+    const cache = this.#options.cache;
+    const values =
+      cache === null ? NO_STATUS_VALUES : statusValues(cache.cache, cache.followerStatus);
     const own = new Map(values.own);
     const tls = this.#tls?.socket ?? null;
     own.set('SSL_CIPHER', tls?.getCipher()?.name ?? '');
@@ -1143,7 +1158,7 @@ export class ClientSession {
     const rewritten = rewriteStatusReply(
       packets.map((raw) => raw.subarray(4)),
       this.#deprecateEof,
-      pending.plan!.status!,
+      pending.status!,
       { own, extra: values.extra, sessionLess: this.#router?.ownStatusLess() },
     );
     this.#toClient(rewritten ?? Buffer.concat(packets));

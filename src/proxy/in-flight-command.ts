@@ -9,6 +9,7 @@ import type { DigestRecord } from '../cache/statement-digests.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import type { ReplyCopy } from './reply-copy.ts';
 import type { CommandPlan } from './statement-router.ts';
+import type { StatusRewrite } from './status-variables.ts';
 
 /**
  * The proxy's own commands: the session probe, a replay (diagnostics, FOUND_ROWS()), a
@@ -24,7 +25,9 @@ export class InFlightCommand {
   readonly plan: CommandPlan | null;
   /** The proxy's own command: its reply is not the client's (null: it is). */
   internal: InternalKind | null;
-  /** The reply goes to the client only once complete (it is rewritten): SHOW STATUS. */
+  /** A status reply that goes to the client only once complete, rewritten: SHOW STATUS. */
+  readonly status: StatusRewrite | null;
+  /** `status` is set. */
   readonly rewrite: boolean;
   /** Packets kept for the proxy to read (probe: payloads; rewrite: whole packets). */
   readonly packets: Buffer[] | null;
@@ -43,6 +46,7 @@ export class InFlightCommand {
     tracker: ReplyTracker,
     plan: CommandPlan | null,
     internal: InternalKind | null,
+    status: StatusRewrite | null,
     packets: Buffer[] | null,
     copy: ReplyCopy | null,
     digest: DigestRecord | null,
@@ -51,7 +55,8 @@ export class InFlightCommand {
     this.tracker = tracker;
     this.plan = plan;
     this.internal = internal;
-    this.rewrite = plan?.status != null;
+    this.status = status;
+    this.rewrite = status !== null;
     this.packets = packets;
     this.copy = copy;
     this.digest = digest;
@@ -60,18 +65,20 @@ export class InFlightCommand {
   }
 
   /**
-   * A client's command (or its login): `plan`, what the cache hears at its end (a status reply
-   * to rewrite keeps its packets); `digest`, without the cache, what it is counted in.
+   * A client's command (or its login): `plan`, what the cache hears at its end; `status`, a
+   * status reply to rewrite (its packets are kept), the plan's with the cache; `digest`, without
+   * the cache, what it is counted in.
    */
   static client(
     tracker: ReplyTracker,
     plan: CommandPlan | null,
     copy: ReplyCopy | null,
+    status: StatusRewrite | null = plan?.status ?? null,
     digest: DigestRecord | null = null,
     prepares = false,
   ): InFlightCommand {
-    const packets = plan?.status != null ? [] : null;
-    return new InFlightCommand(tracker, plan, null, packets, copy, digest, prepares);
+    const packets = status !== null ? [] : null;
+    return new InFlightCommand(tracker, plan, null, status, packets, copy, digest, prepares);
   }
 
   /** A command of the proxy's own: its reply is read (its packets kept), a replay's dropped. */
@@ -80,6 +87,7 @@ export class InFlightCommand {
       tracker,
       null,
       kind,
+      null,
       kind === 'replay' ? null : [],
       null,
       null,

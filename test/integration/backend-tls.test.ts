@@ -164,6 +164,30 @@ describe('TLS to the server', () => {
     }
   });
 
+  test('without the cache too, the TLS rows tell of the client’s own connection', async () => {
+    const relay = await proxyWithTls(server, ['--query-cache-size', '0']);
+    try {
+      const plain = await throughProxy(relay.port);
+      try {
+        // The proxy's leg is TLS (the server requires it); the client's is not.
+        assert.equal(await value(plain, "SHOW STATUS LIKE 'Ssl_cipher'"), '');
+        assert.equal(await value(plain, "SHOW SESSION STATUS LIKE 'Ssl_version'"), '');
+      } finally {
+        await plain.end();
+      }
+      const secure = await throughProxy(relay.port, { ca: readFileSync(cert, 'utf8') });
+      try {
+        const stream = (secure as unknown as { connection: { stream: TLSSocket } }).connection
+          .stream;
+        assert.equal(await value(secure, "SHOW STATUS LIKE 'Ssl_cipher'"), stream.getCipher().name);
+      } finally {
+        await secure.end();
+      }
+    } finally {
+      await relay.stop();
+    }
+  });
+
   test('a server certificate the proxy does not trust ends the login with a clear error', async () => {
     const otherCert = join(dir, 'other-cert.pem');
     makeCertificate(otherCert, join(dir, 'other-key.pem'));

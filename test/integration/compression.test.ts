@@ -123,15 +123,40 @@ describe('the compressed protocol', () => {
     assert.equal(Number(await statusValue(proxy.port, false, 'Qcache_hits')) - hitsBefore, 2);
   });
 
-  test('SHOW STATUS says Compression ON to a compressing client and OFF to the others, as the server does', async () => {
-    for (const compress of [true, false]) {
-      assert.equal(
-        await statusValue(proxy.port, compress, 'Compression'),
-        await statusValue(BACKEND_PORT, compress, 'Compression'),
-        `compress: ${compress}`,
-      );
+  test('SHOW STATUS and SESSION_STATUS say Compression ON to a compressing client and OFF to the others, as the server does, with the cache and without', async () => {
+    const relay = await startProxyProcess({ workers: 1, extraArgs: ['--query-cache-size', '0'] });
+    const sessionStatus = async (port: number, compress: boolean): Promise<unknown> => {
+      const connection = await mysql.createConnection(login(port, compress));
+      try {
+        return (
+          await connection.query(
+            "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'COMPRESSION'",
+          )
+        )[0];
+      } finally {
+        await connection.end();
+      }
+    };
+    try {
+      for (const port of [proxy.port, relay.port]) {
+        const target = port === proxy.port ? 'cache' : 'relay';
+        for (const compress of [true, false]) {
+          assert.equal(
+            await statusValue(port, compress, 'Compression'),
+            await statusValue(BACKEND_PORT, compress, 'Compression'),
+            `${target}, compress: ${compress}`,
+          );
+          assert.deepEqual(
+            await sessionStatus(port, compress),
+            await sessionStatus(BACKEND_PORT, compress),
+            `${target}, compress: ${compress}, SESSION_STATUS`,
+          );
+        }
+        assert.equal(await statusValue(port, true, 'Compression'), 'ON', target);
+      }
+    } finally {
+      await relay.stop();
     }
-    assert.equal(await statusValue(proxy.port, true, 'Compression'), 'ON');
   });
 
   test('the command-line client: a LOCAL INFILE after a result in one multi-statement, as directly', () => {
