@@ -11,11 +11,10 @@
  * of a point select over 100 rows, the id cycling; every connection runs rounds back to back.
  * CPU is the proxy process's user + system time (/proc/PID/stat) over the timed rounds.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { processCpuMicros } from '../src/bench/system-sampler.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
+import { globalStatus, startProxyChild } from './proxy-child.ts';
 
 const rounds = Number(process.argv[2] ?? 20_000);
 const connections = Number(process.argv[3] ?? 4);
@@ -46,42 +45,18 @@ async function setUp(): Promise<void> {
   admin.close();
 }
 
-async function startProxy(cacheSize: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    [
-      'src/cli/main.ts',
-      'proxy',
-      '--listen',
-      '127.0.0.1:0',
-      '--backend',
-      `${backendHost}:${backendPort}`,
-      '--workers',
-      workers,
-      '--query-cache-size',
-      cacheSize,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      log += String(chunk);
-      const match = /listening on [^\s]*:(\d+)/.exec(log);
-      if (match !== null) resolve({ child, port: Number(match[1]) });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', () => reject(new Error(`the proxy did not start: ${log}`)));
-  });
+function startProxy(cacheSize: string): ReturnType<typeof startProxyChild> {
+  return startProxyChild(process.cwd(), [
+    '--backend',
+    `${backendHost}:${backendPort}`,
+    '--workers',
+    workers,
+    '--query-cache-size',
+    cacheSize,
+  ]);
 }
 
-async function hits(port: number): Promise<number> {
-  const connection = await MysqlConnection.connect({ host: '127.0.0.1', port, ...login });
-  const rows = await connection.queryRows("SHOW GLOBAL STATUS LIKE 'Qcache_hits'");
-  connection.close();
-  return Number(rows[0]?.[1] ?? NaN);
-}
+const hits = (port: number): Promise<number> => globalStatus(port, login, 'Qcache_hits');
 
 /** `count` rounds over `connections` connections; the ids cycle over the table. */
 async function runRounds(port: number, count: number): Promise<void> {

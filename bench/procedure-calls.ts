@@ -11,12 +11,10 @@
  * statements are counted in information_schema.USER_STATISTICS: the script turns the server's
  * userstat on for the run and puts back the value it found.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { processCpuMicros } from '../src/bench/system-sampler.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
+import { globalStatus, startProxyChild } from './proxy-child.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
 const runs = Number(process.argv[3] ?? 3);
@@ -55,14 +53,10 @@ async function metadataStatements(): Promise<number> {
   return Number(rows[0]?.[0] ?? 0);
 }
 
-async function startProxy(checkout: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
+function startProxy(checkout: string): ReturnType<typeof startProxyChild> {
+  return startProxyChild(
+    checkout,
     [
-      join(checkout, 'src/cli/main.ts'),
-      'proxy',
-      '--listen',
-      '127.0.0.1:0',
       '--backend',
       `${backendHost}:${backendPort}`,
       '--workers',
@@ -72,30 +66,11 @@ async function startProxy(checkout: string): Promise<{ child: ChildProcess; port
       '--admin-user',
       META_USER,
     ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NICECACHE_ADMIN_PASSWORD: META_PASSWORD },
-    },
+    { ...process.env, NICECACHE_ADMIN_PASSWORD: META_PASSWORD },
   );
-  let log = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      log += String(chunk);
-      const match = /listening on [^\s]*:(\d+)/.exec(log);
-      if (match !== null) resolve({ child, port: Number(match[1]) });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', () => reject(new Error(`the proxy did not start: ${log}`)));
-  });
 }
 
-async function hits(port: number): Promise<number> {
-  const connection = await MysqlConnection.connect({ host: '127.0.0.1', port, ...login });
-  const rows = await connection.queryRows("SHOW GLOBAL STATUS LIKE 'Qcache_hits'");
-  connection.close();
-  return Number(rows[0]?.[1] ?? NaN);
-}
+const hits = (port: number): Promise<number> => globalStatus(port, login, 'Qcache_hits');
 
 interface Figures {
   hitShare: number;

@@ -72,16 +72,20 @@ async function administer(on: EphemeralServer, statements: readonly string[]): P
 }
 
 /**
- * A proxy in front of `on` with TLS on both legs: --backend-tls required, the server's
- * certificate checked, and the same certificate offered to clients.
+ * A proxy in front of `on` with TLS on both legs: --backend-tls required (or `backendTls`), the
+ * server's certificate checked, and the same certificate offered to clients.
  */
-function proxyWithTls(on: EphemeralServer, extraArgs: readonly string[]): Promise<ProxyProcess> {
+function proxyWithTls(
+  on: EphemeralServer,
+  extraArgs: readonly string[],
+  backendTls = 'required',
+): Promise<ProxyProcess> {
   return startProxyProcess({
     backend: `127.0.0.1:${on.port}`,
     workers: 1,
     extraArgs: [
       '--backend-tls',
-      'required',
+      backendTls,
       '--backend-tls-ca',
       cert,
       '--backend-tls-verify',
@@ -244,24 +248,8 @@ describe('TLS to the server', () => {
   });
 
   test('--backend-tls follow: a client on TLS is on TLS to the server too, one in the clear is not', async () => {
-    const following = await startProxyProcess({
-      backend: `127.0.0.1:${server.port}`,
-      workers: 1,
-      extraArgs: [
-        '--backend-tls',
-        'follow',
-        '--backend-tls-ca',
-        cert,
-        '--backend-tls-verify',
-        '--tls-cert',
-        cert,
-        '--tls-key',
-        key,
-        // The proxy's own connections follow no client: TLS as the server offers it.
-        '--admin-user',
-        server.user,
-      ],
-    });
+    // The proxy's own connections follow no client: TLS as the server offers it.
+    const following = await proxyWithTls(server, ['--admin-user', server.user], 'follow');
     try {
       const client = await throughProxy(following.port, { ca: readFileSync(cert, 'utf8') });
       try {

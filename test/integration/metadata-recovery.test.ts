@@ -56,6 +56,15 @@ const setup = [
 
 const ER_UNKNOWN_COM_ERROR = 1047;
 
+/** The test's own admin account, made afresh; and a proxy that reads the metadata with it. */
+const OWN_ADMIN = [
+  `DROP USER IF EXISTS '${ADMIN_USER}'@'%'`,
+  `CREATE USER '${ADMIN_USER}'@'%' IDENTIFIED BY '${ADMIN_PASSWORD}'`,
+  `GRANT SELECT, SHOW VIEW, TRIGGER, PROCESS ON *.* TO '${ADMIN_USER}'@'%'`,
+];
+const withOwnAdmin = (): Promise<ProxyHarness> =>
+  ProxyHarness.start(['--admin-user', ADMIN_USER, '--admin-password', ADMIN_PASSWORD]);
+
 const READ_T = 'SELECT id, v FROM t ORDER BY id';
 const READ_OTHER = 'SELECT id FROM other';
 
@@ -229,18 +238,8 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
     }));
 
   test('a metadata load that fails is retried by itself until it succeeds', async () => {
-    await runStatements(BACKEND_HOST, BACKEND_PORT, [
-      ...setup,
-      `DROP USER IF EXISTS '${ADMIN_USER}'@'%'`,
-      `CREATE USER '${ADMIN_USER}'@'%' IDENTIFIED BY '${ADMIN_PASSWORD}'`,
-      `GRANT SELECT, SHOW VIEW, TRIGGER, PROCESS ON *.* TO '${ADMIN_USER}'@'%'`,
-    ]);
-    const own = await ProxyHarness.start([
-      '--admin-user',
-      ADMIN_USER,
-      '--admin-password',
-      ADMIN_PASSWORD,
-    ]);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...setup, ...OWN_ADMIN]);
+    const own = await withOwnAdmin();
     try {
       const client = await own.connect(0, {
         user: BACKEND_USER,
@@ -285,16 +284,9 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
       `CREATE PROCEDURE ${DB}.touch(n INT) BEGIN UPDATE t SET v = v WHERE id = n; SELECT COUNT(*) FROM other; END`,
       `CREATE PROCEDURE ${DB}.touch_twice() BEGIN CALL touch(1); CALL touch(2); END`,
       `CREATE PROCEDURE ${DB}.remake() CREATE TABLE IF NOT EXISTS made (id INT)`,
-      `DROP USER IF EXISTS '${ADMIN_USER}'@'%'`,
-      `CREATE USER '${ADMIN_USER}'@'%' IDENTIFIED BY '${ADMIN_PASSWORD}'`,
-      `GRANT SELECT, SHOW VIEW, TRIGGER, PROCESS ON *.* TO '${ADMIN_USER}'@'%'`,
+      ...OWN_ADMIN,
     ]);
-    const own = await ProxyHarness.start([
-      '--admin-user',
-      ADMIN_USER,
-      '--admin-password',
-      ADMIN_PASSWORD,
-    ]);
+    const own = await withOwnAdmin();
     const connect = (): ReturnType<typeof own.connect> =>
       own.connect(0, { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB });
     const client = await connect();
