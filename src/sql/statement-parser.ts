@@ -103,6 +103,8 @@ export function parseStatement(s: ParseState): StatementKind {
     case Kw.CALL:
       s.pos++;
       s.called = s.tableName();
+      // A stored function among the arguments may write, or create a temporary table.
+      sweepFunctionCalls(s, s.pos, s.end);
       return s.writesUnknown('call');
     case Kw.LOCK:
       return parseLockTables(s);

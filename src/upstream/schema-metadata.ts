@@ -126,7 +126,7 @@ export async function loadSchemaSnapshot(
       qualify(table.schema ?? defaultSchema, table.name);
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, innodbForeignKeys, events, procedures, procedureCount] =
+  const [tables, views, triggers, innodbForeignKeys, events, routines, routineCount] =
     await Promise.all([
       connection.queryRows(
         `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
@@ -149,11 +149,11 @@ export async function loadSchemaSnapshot(
       // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
       // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeNames).
       connection.queryRows(
-        `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE'`,
+        `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES`,
       ),
       // Whether those are all there are: ROUTINES leaves out what the account may not see.
       connection
-        .queryRows(`SELECT COUNT(*) FROM mysql.proc WHERE type = 'PROCEDURE'`)
+        .queryRows('SELECT COUNT(*) FROM mysql.proc')
         .then((rows) => Number(rows[0]?.[0] ?? NaN))
         .catch(() => NaN),
     ]);
@@ -262,11 +262,9 @@ export async function loadSchemaSnapshot(
     for (const table of written) writtenBehind.add(table);
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
-  snapshot.ddlFreeProcedures = ddlFreeProcedures(procedures, lctn, serverVersion);
-  snapshot.ddlFreeNames =
-    procedures.length === procedureCount
-      ? ddlFreeNames(procedures, snapshot.ddlFreeProcedures, lctn)
-      : new Set();
+  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion);
+  snapshot.ddlFreeProcedures = procedures.free;
+  snapshot.ddlFreeNames = procedures.freeNames;
 
   const cascades = new Map<string, Set<string>>();
   const fromInnodb = innodbCascades(innodbForeignKeys);
@@ -492,26 +490,44 @@ function triggerBodyWrites(
 }
 
 /**
- * The procedures ("schema.name", the name lowered) that run no DDL: none in their own body, and
- * none in any procedure they call, followed to the end (a cycle of calls without DDL runs none).
- * A procedure that calls one the rows do not show (another account's, hidden) may.
+ * The procedures ("schema.name", the name lowered) that run no DDL and create no table: none in
+ * their own body, and none in any procedure they call, followed to the end (a cycle of calls
+ * without DDL runs none); and the names (lowered) all of whose procedures, in every schema, are
+ * such, so that a CALL of the name is one wherever it runs (or fails, where there is none).
+ * Known only from the whole list of routines (`count`, mysql.proc's): ROUTINES leaves out what
+ * the account may not see, and a stored function (which may create a temporary table) it does
+ * not list would look like any other name. Nothing is known either when a routine's name is
+ * outside ASCII (the server compares routine names under utf8_general_ci, where `tóuch` is
+ * `touch`) or when packages exist (their routines are called as `package.routine`).
  */
 function ddlFreeProcedures(
   rows: ReadonlyArray<ReadonlyArray<string | null>>,
+  count: number,
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
-): Set<string> {
+): { free: Set<string>; freeNames: Set<string> } {
+  const nothing = { free: new Set<string>(), freeNames: new Set<string>() };
+  if (rows.length !== count) return nothing;
+  const functions = new Set<string>();
+  const procedures: Array<
+    [key: string, name: string, owner: string, body: string | null, sqlMode: string]
+  > = [];
+  for (const [schema, name, type, body, sqlMode] of rows) {
+    const owner = schema == null ? null : catalogNameOf(schema, lctn);
+    const routine = name == null ? null : routineNameOf(name);
+    if (owner === null || routine === null) return nothing;
+    if (type === 'FUNCTION') functions.add(`${owner}.${routine}`);
+    else if (type === 'PROCEDURE')
+      procedures.push([`${owner}.${routine}`, routine, owner, body ?? null, sqlMode ?? '']);
+    else return nothing;
+  }
   const callees = new Map<string, string[]>();
-  for (const [schema, name, body, sqlMode] of rows) {
-    if (schema == null || name == null) continue;
-    const owner = catalogNameOf(schema, lctn);
-    const routine = routineNameOf(name);
-    if (owner === null || routine === null) continue;
-    const calls = procedureCalls(body ?? null, owner, sqlMode ?? '', {
+  for (const [key, , owner, body, sqlMode] of procedures) {
+    const calls = procedureCalls(body, owner, sqlMode, functions, {
       lowerCaseTableNames: lctn,
       serverVersion,
     });
-    if (calls !== null) callees.set(`${owner}.${routine}`, calls);
+    if (calls !== null) callees.set(key, calls);
   }
   const free = new Set(callees.keys());
   for (let changed = true; changed;) {
@@ -522,31 +538,9 @@ function ddlFreeProcedures(
       changed = true;
     }
   }
-  return free;
-}
-
-/**
- * The names (lowered) all of whose procedures, in every schema, run no DDL, given the whole list
- * of procedures: a CALL of such a name runs no DDL whatever the session's current database is
- * (or fails, where it has none of that name). Empty when a name is outside ASCII: the server
- * compares routine names under utf8_general_ci, where `tóuch` is `touch`.
- */
-function ddlFreeNames(
-  rows: ReadonlyArray<ReadonlyArray<string | null>>,
-  free: ReadonlySet<string>,
-  lctn: LowerCaseTableNames,
-): Set<string> {
-  const names = new Set<string>();
-  const notFree = new Set<string>();
-  for (const [schema, name] of rows) {
-    const routine = name == null ? null : routineNameOf(name);
-    if (schema == null || routine === null) return new Set();
-    names.add(routine);
-    const owner = catalogNameOf(schema, lctn);
-    if (owner === null || !free.has(`${owner}.${routine}`)) notFree.add(routine);
-  }
-  for (const name of notFree) names.delete(name);
-  return names;
+  const freeNames = new Set(procedures.map(([, name]) => name));
+  for (const [key, name] of procedures) if (!free.has(key)) freeNames.delete(name);
+  return { free, freeNames };
 }
 
 /**
@@ -567,15 +561,18 @@ const DDL_WORDS = new Set([
 
 /**
  * The procedures a body calls ("schema.name", the name lowered, qualified by `owner`, the
- * procedure's own schema), or null when it may run DDL of its own: a DDL word anywhere, a CALL
- * whose name cannot be read, a body that is hidden or does not lex. Read under the sql_mode the
- * procedure was created with (ROUTINES.SQL_MODE); under ORACLE a procedure calls another without
- * CALL, so nothing is known of it.
+ * procedure's own schema), or null when it may run DDL or create a table of its own: a DDL word
+ * anywhere, a call of one of `functions` (stored functions may create temporary tables; a name
+ * that is one is taken as a call of it, even where it names a table), a CALL whose name cannot
+ * be read, a body that is hidden or does not lex. Read under the sql_mode the procedure was
+ * created with (ROUTINES.SQL_MODE); under ORACLE a procedure calls another without CALL, so
+ * nothing is known of it.
  */
 function procedureCalls(
   body: string | null,
   owner: string,
   sqlMode: string,
+  functions: ReadonlySet<string>,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] | null {
   const modes = sqlMode.split(',');
@@ -588,6 +585,14 @@ function procedureCalls(
   if (tokens.error !== null) return null;
   const calls: string[] = [];
   for (let i = 0; i < tokens.count; i++) {
+    if (isName(tokens, i) && isOperator(tokens, i + 1, LEFT_PARENTHESIS)) {
+      const qualified = isOperator(tokens, i - 1, DOT) && isName(tokens, i - 2);
+      const schema = qualified
+        ? catalogNameOf(tokens.identifier(i - 2), base.lowerCaseTableNames)
+        : owner;
+      const name = routineNameOf(tokens.identifier(i));
+      if (schema !== null && name !== null && functions.has(`${schema}.${name}`)) return null;
+    }
     if (tokens.kinds[i] !== TokenKind.Word) continue;
     const word = tokens.ids[i]!;
     if (DDL_WORDS.has(word)) return null;

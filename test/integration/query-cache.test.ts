@@ -1740,6 +1740,36 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a CALL that makes a temporary table through a stored function: the session reads it, not the cache', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE FUNCTION shadow() RETURNS INT MODIFIES SQL DATA
+         BEGIN CREATE TEMPORARY TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(40)); RETURN 1; END`,
+        'CREATE PROCEDURE echo(n INT) SELECT n',
+        'CREATE PROCEDURE via_function() SET @made = shadow()',
+      ],
+      async (run) => {
+        const other = await run.session('other', { worker: 0 });
+        // The procedure runs no DDL, but its argument makes a temporary t in this session; so
+        // does the other procedure's body, through the same function.
+        for (const call of ['CALL echo(shadow())', 'CALL via_function()']) {
+          const caller = await run.session(call, { worker: 0 });
+          // Before it: the base table, cached (its result served to this session).
+          await caller.query(READ_T);
+          await caller.query(READ_T);
+          await run.baseline();
+          await caller.query(call);
+          await caller.query(READ_T);
+          await caller.query(READ_T);
+          await run.expect({ hits: 0 }, `${call}: after it, the session's own temporary t`);
+          await other.query(READ_T);
+          await other.query(READ_T);
+          await run.expect({ hits: 1 }, `${call}: another session reads the base table, cached`);
+        }
+      },
+    ));
+
   test('SQL_NO_CACHE and SQL_CACHE', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });

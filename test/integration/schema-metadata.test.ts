@@ -155,8 +155,13 @@ const SETUP = [
   `SET sql_mode = CONCAT(@@sql_mode, ',ORACLE')`,
   `CREATE PROCEDURE ${S}.oracle_style AS BEGIN NULL; END`,
   `SET sql_mode = @saved_sql_mode`,
-  // A function is no procedure: CALL cannot name it.
+  // A function is no procedure: CALL cannot name it. A procedure that calls a stored function
+  // may create a table through it (a temporary one); a table or a built-in before a parenthesis
+  // is no call of one.
   `CREATE FUNCTION ${S}.f() RETURNS INT RETURN 1`,
+  `CREATE PROCEDURE ${S}.calls_function() SELECT a FROM t1 WHERE id = f()`,
+  `CREATE PROCEDURE ${S}.calls_function_qualified() SELECT \`${S}\`.F()`,
+  `CREATE PROCEDURE ${S}.inserts_columns() INSERT INTO audit (msg) VALUES (CONCAT('a', 'b'))`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -321,7 +326,7 @@ describe('schema metadata', () => {
     assert.equal(free(q('ping_ddl')), false);
     assert.equal(free(q('pong_ddl')), false);
     // DDL in the body, even on a branch not taken; dynamic SQL; a call of one that runs DDL or
-    // of one the metadata does not show; PL/SQL.
+    // of one the metadata does not show; PL/SQL; a call of a stored function.
     for (const name of [
       'makes_table',
       'drops_later',
@@ -330,6 +335,8 @@ describe('schema metadata', () => {
       'calls_ddl',
       'calls_missing',
       'oracle_style',
+      'calls_function',
+      'calls_function_qualified',
       'f',
       'no_such_procedure',
     ]) {
@@ -345,7 +352,7 @@ describe('schema metadata', () => {
     assert.equal(deps.nameRunsNoDdl('ps_setup_save'), false);
     assert.deepEqual(
       [...(snapshot.ddlFreeProcedures ?? [])].filter((name) => name.startsWith(`${S}.`)).sort(),
-      [q('calls_free'), q('ping'), q('pong'), q('writes_rows')],
+      [q('calls_free'), q('inserts_columns'), q('ping'), q('pong'), q('writes_rows')],
     );
   });
 
