@@ -59,6 +59,12 @@ export interface SchemaSnapshot {
    * ddlFreeProcedures; empty unless the snapshot holds every procedure the server has.
    */
   ddlFreeNames?: Set<string>;
+  /**
+   * Tables with a trigger that may create a table: CREATE TEMPORARY TABLE is allowed in
+   * triggers (and in the stored functions and procedures they call). A session that writes one
+   * may then read a temporary table the proxy never saw created.
+   */
+  temporaryTableTriggers?: Set<string>;
 }
 
 export class TableDependencies {
@@ -166,6 +172,23 @@ export class TableDependencies {
   /** Is the procedure `qualified` ("schema.name", the name lowered) known to run no DDL? */
   runsNoDdl(qualified: string): boolean {
     return this.#snapshot.ddlFreeProcedures?.has(qualified) ?? false;
+  }
+
+  /**
+   * May a write to `qualified` fire a trigger that creates a table: its own, or one of a table
+   * its triggers write, and so on (every table's, when those writes are not known)?
+   */
+  writeMayCreateTables(qualified: string): boolean {
+    const creating = this.#snapshot.temporaryTableTriggers;
+    if (creating === undefined || creating.size === 0) return false;
+    const written = this.writesOf(qualified);
+    if (written === 'everything') return true;
+    return written.some((table) => creating.has(table));
+  }
+
+  /** Has any table a trigger that may create a table? */
+  anyTriggerMayCreateTables(): boolean {
+    return (this.#snapshot.temporaryTableTriggers?.size ?? 0) > 0;
   }
 
   /** Is every procedure called `name` (lowered), in whatever schema, known to run no DDL? */

@@ -240,6 +240,28 @@ export class SchemaCatalog {
   }
 
   /**
+   * May writing `tables` (all tables, for null: a procedure's writes) fire a trigger that
+   * creates a temporary table? Asked of the metadata trusted now or, while it reloads (or fails
+   * to), of the last loaded: a trigger is made by DDL, which a statement naming tables waits
+   * for; true before any load and for a name that cannot be resolved; false without an admin
+   * account, which cannot know of triggers at all (README).
+   */
+  writesMayCreateTables(tables: readonly TableRef[] | null, schema: string | null): boolean {
+    if (this.#admin === null) return false;
+    const dependencies = this.current ?? this.#dependencies;
+    if (dependencies === null) return true;
+    // The common case, and no name is built for it.
+    if (!dependencies.anyTriggerMayCreateTables()) return false;
+    if (tables === null) return true;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name === null || unresolvable(table, schema)) return true;
+      if (dependencies.writeMayCreateTables(name)) return true;
+    }
+    return false;
+  }
+
+  /**
    * Is a CALL of `procedure` known to run no DDL (its body, and the bodies of the procedures it
    * calls, as loaded with the metadata trusted now)? Such a CALL leaves the metadata as it is, so
    * no worker reloads it. An unqualified name is looked up in `schema`, the current database, or

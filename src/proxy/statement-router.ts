@@ -163,6 +163,15 @@ const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 
  */
 const SCHEMA_KEEPING: ReadonlySet<StatementKind> = new Set(['call', 'set']);
 
+/** Kinds that fire triggers on the tables they write. */
+const TRIGGER_FIRING: ReadonlySet<StatementKind> = new Set([
+  'insert',
+  'replace',
+  'update',
+  'delete',
+  'load',
+]);
+
 /** No hit to account for (#lastHit, #foundRowsDebt): they hold a hit's row count otherwise. */
 const NO_HIT = -1;
 
@@ -1101,7 +1110,13 @@ export class StatementRouter {
     const ddlFreeCall = info.kind === 'call' && plan.marks !== null && !plan.marks.schemaChange;
     if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
       this.#hiddenTemporary = true;
-    } else if (info.multiStatement || info.unknownFunctions.length > 0) {
+    } else if (
+      info.multiStatement ||
+      info.unknownFunctions.length > 0 ||
+      // A trigger may create a temporary table too; a procedure's writes may fire any.
+      ((ddlFreeCall || (TRIGGER_FIRING.has(info.kind) && info.writes.length > 0)) &&
+        this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema))
+    ) {
       this.#hiddenTemporary = true;
     }
     if (!ddlFreeCall) this.#trackSqlPrepared(plan, info, failed);

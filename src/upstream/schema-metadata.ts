@@ -236,10 +236,27 @@ export async function loadSchemaSnapshot(
     }
   }
 
+  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion);
+  snapshot.ddlFreeProcedures = procedures.free;
+  snapshot.ddlFreeNames = procedures.freeNames;
+
   const triggerWrites = new Map<string, Set<string>>();
+  snapshot.temporaryTableTriggers = new Set();
   for (const [triggerSchema, schema, table, body, sqlMode] of triggers) {
     if (triggerSchema == null || schema == null || table == null || isSystemSchema(schema)) {
       continue;
+    }
+    const owner = catalogNameOf(triggerSchema, lctn);
+    const key = qualify(schema, table);
+    if (
+      key !== null &&
+      (owner === null ||
+        triggerMayCreateTables(body ?? null, owner, sqlMode ?? '', procedures, {
+          lowerCaseTableNames: lctn,
+          serverVersion,
+        }))
+    ) {
+      snapshot.temporaryTableTriggers.add(key);
     }
     const written = triggerBodyWrites(body ?? null, reference(triggerSchema), sqlMode ?? '', {
       lowerCaseTableNames: lctn,
@@ -262,9 +279,6 @@ export async function loadSchemaSnapshot(
     for (const table of written) writtenBehind.add(table);
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
-  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion);
-  snapshot.ddlFreeProcedures = procedures.free;
-  snapshot.ddlFreeNames = procedures.freeNames;
 
   const cascades = new Map<string, Set<string>>();
   const fromInnodb = innodbCascades(innodbForeignKeys);
@@ -489,6 +503,35 @@ function triggerBodyWrites(
   return [...written];
 }
 
+/** What the routine list tells (see ddlFreeProcedures); every name "schema.name", lowered. */
+interface RoutineKnowledge {
+  /** Procedures that run no DDL and create no table. */
+  free: Set<string>;
+  /** Names all of whose procedures are free. */
+  freeNames: Set<string>;
+  /** Stored functions. */
+  functions: Set<string>;
+  /** The list was the server's whole list: what it does not hold does not exist. */
+  complete: boolean;
+}
+
+/**
+ * A trigger body that may create a (temporary) table, as a trigger may: CREATE in it, a CALL of
+ * a procedure not known to create none, a call of a stored function (any name before a
+ * parenthesis when the routine list is not whole), or a body that cannot be read.
+ */
+function triggerMayCreateTables(
+  body: string | null,
+  owner: string,
+  sqlMode: string,
+  routines: RoutineKnowledge,
+  base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+): boolean {
+  if (!routines.complete) return body === null || /[(]|\bCREATE\b|\bCALL\b/i.test(body);
+  const calls = procedureCalls(body, owner, sqlMode, routines.functions, base);
+  return calls === null || calls.some((callee) => !routines.free.has(callee));
+}
+
 /**
  * The procedures ("schema.name", the name lowered) that run no DDL and create no table: none in
  * their own body, and none in any procedure they call, followed to the end (a cycle of calls
@@ -505,8 +548,13 @@ function ddlFreeProcedures(
   count: number,
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
-): { free: Set<string>; freeNames: Set<string> } {
-  const nothing = { free: new Set<string>(), freeNames: new Set<string>() };
+): RoutineKnowledge {
+  const nothing: RoutineKnowledge = {
+    free: new Set(),
+    freeNames: new Set(),
+    functions: new Set(),
+    complete: false,
+  };
   if (rows.length !== count) return nothing;
   const functions = new Set<string>();
   const procedures: Array<
@@ -540,7 +588,7 @@ function ddlFreeProcedures(
   }
   const freeNames = new Set(procedures.map(([, name]) => name));
   for (const [key, name] of procedures) if (!free.has(key)) freeNames.delete(name);
-  return { free, freeNames };
+  return { free, freeNames, functions, complete: true };
 }
 
 /**

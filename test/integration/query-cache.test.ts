@@ -1740,7 +1740,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('a CALL that makes a temporary table through a stored function: the session reads it, not the cache', () =>
+  test('a temporary table made where the text does not show it (a stored function, a trigger): the session reads it, not the cache', () =>
     scenario(
       [
         ...KV,
@@ -1748,12 +1748,22 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
          BEGIN CREATE TEMPORARY TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(40)); RETURN 1; END`,
         'CREATE PROCEDURE echo(n INT) SELECT n',
         'CREATE PROCEDURE via_function() SET @made = shadow()',
+        'CREATE TABLE maker (id INT)',
+        `CREATE TRIGGER maker_ai AFTER INSERT ON maker FOR EACH ROW
+         CREATE TEMPORARY TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        'CREATE PROCEDURE fills_maker() INSERT INTO maker VALUES (2)',
       ],
       async (run) => {
         const other = await run.session('other', { worker: 0 });
         // The procedure runs no DDL, but its argument makes a temporary t in this session; so
-        // does the other procedure's body, through the same function.
-        for (const call of ['CALL echo(shadow())', 'CALL via_function()']) {
+        // does the other procedure's body, through the same function; so does a trigger, fired
+        // by a plain INSERT or by a procedure's.
+        for (const call of [
+          'CALL echo(shadow())',
+          'CALL via_function()',
+          'INSERT INTO maker VALUES (1)',
+          'CALL fills_maker()',
+        ]) {
           const caller = await run.session(call, { worker: 0 });
           // Before it: the base table, cached (its result served to this session).
           await caller.query(READ_T);

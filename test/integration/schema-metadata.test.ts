@@ -162,6 +162,13 @@ const SETUP = [
   `CREATE PROCEDURE ${S}.calls_function() SELECT a FROM t1 WHERE id = f()`,
   `CREATE PROCEDURE ${S}.calls_function_qualified() SELECT \`${S}\`.F()`,
   `CREATE PROCEDURE ${S}.inserts_columns() INSERT INTO audit (msg) VALUES (CONCAT('a', 'b'))`,
+  // Triggers may create temporary tables, themselves or through what they call.
+  `CREATE TABLE ${S}.maker (id INT)`,
+  `CREATE TRIGGER ${S}.maker_ai AFTER INSERT ON ${S}.maker FOR EACH ROW CREATE TEMPORARY TABLE IF NOT EXISTS shadowed (id INT)`,
+  `CREATE TABLE ${S}.feeds_maker (id INT)`,
+  `CREATE TRIGGER ${S}.feeds_maker_ai AFTER INSERT ON ${S}.feeds_maker FOR EACH ROW INSERT INTO maker VALUES (NEW.id)`,
+  `CREATE TABLE ${S}.calls_f (id INT)`,
+  `CREATE TRIGGER ${S}.calls_f_bi BEFORE INSERT ON ${S}.calls_f FOR EACH ROW SET NEW.id = f()`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -356,6 +363,18 @@ describe('schema metadata', () => {
     );
   });
 
+  test('tables whose triggers may create a table, through the tables they write', () => {
+    assert.equal(deps.writeMayCreateTables(q('maker')), true);
+    assert.equal(deps.writeMayCreateTables(q('feeds_maker')), true, 'its trigger writes maker');
+    assert.equal(deps.writeMayCreateTables(q('calls_f')), true, 'a stored function may');
+    // Triggers that write with a column list, a built-in call, none at all: none.
+    for (const name of ['orders', 'items', 'stamped', 'plain']) {
+      assert.equal(deps.writeMayCreateTables(q(name)), false, name);
+    }
+    // A trigger with flow control writes what cannot be told, maker perhaps: it may.
+    assert.equal(deps.writeMayCreateTables(q('flagged')), true);
+  });
+
   test('the snapshot is the whole of it', () => {
     assert.deepEqual(ours(snapshot).storedIn, {
       [q('merged')]: [q('part_a'), `${OTHER}.part_b`],
@@ -363,6 +382,9 @@ describe('schema metadata', () => {
       [q('merged_broken')]: ['*'],
     });
     assert.deepEqual(ours(snapshot).triggerWrites, {
+      [q('calls_f')]: ['*'],
+      [q('feeds_maker')]: [q('maker')],
+      [q('maker')]: [q('shadowed')],
       [q('orders')]: [q('audit')],
       [q('items')]: [q('log_a'), q('log_b'), q('log_c')],
       [q('flagged')]: ['*'],
