@@ -65,6 +65,12 @@ export interface SchemaSnapshot {
    * may then read a temporary table the proxy never saw created.
    */
   temporaryTableTriggers?: Set<string>;
+  /**
+   * Procedures among ddlFreeProcedures whose writes are told: the tables ("schema.table") their
+   * bodies and the procedures they call write, before triggers and cascades. One left out
+   * writes what cannot be told.
+   */
+  procedureWrites?: Map<string, string[]>;
 }
 
 export class TableDependencies {
@@ -77,6 +83,7 @@ export class TableDependencies {
   readonly #reads = new Map<string, readonly string[] | null>();
   readonly #writes = new Map<string, readonly string[] | 'everything'>();
   readonly #writtenBehind: ReadonlySet<string>;
+  readonly #nameWrites = new Map<string, readonly string[] | null>();
 
   constructor(snapshot: SchemaSnapshot) {
     this.#snapshot = snapshot;
@@ -189,6 +196,39 @@ export class TableDependencies {
   /** Has any table a trigger that may create a table? */
   anyTriggerMayCreateTables(): boolean {
     return (this.#snapshot.temporaryTableTriggers?.size ?? 0) > 0;
+  }
+
+  /** The tables the procedure `qualified` writes (see procedureWrites), or null: untold. */
+  procedureWrites(qualified: string): readonly string[] | null {
+    return this.#snapshot.procedureWrites?.get(qualified) ?? null;
+  }
+
+  /**
+   * The tables the procedures called `name` (lowered) write, in whichever schema a CALL runs
+   * one; null when one of them writes what cannot be told, or runs DDL.
+   */
+  nameWrites(name: string): readonly string[] | null {
+    if (!this.nameRunsNoDdl(name)) return null;
+    let answer = this.#nameWrites.get(name);
+    if (answer === undefined) {
+      answer = this.#computeNameWrites(name);
+      this.#nameWrites.set(name, answer);
+    }
+    return answer;
+  }
+
+  #computeNameWrites(name: string): readonly string[] | null {
+    // Every procedure of that name is a key ending in ".name" (one of another, dotted name that
+    // ends so only adds writes).
+    const suffix = `.${name}`;
+    const tables = new Set<string>();
+    for (const procedure of this.#snapshot.ddlFreeProcedures ?? []) {
+      if (!procedure.endsWith(suffix)) continue;
+      const written = this.procedureWrites(procedure);
+      if (written === null) return null;
+      for (const table of written) tables.add(table);
+    }
+    return [...tables];
   }
 
   /** Is every procedure called `name` (lowered), in whatever schema, known to run no DDL? */

@@ -161,10 +161,22 @@ export class SchemaCatalog {
   writeSlots(tables: readonly TableRef[], schema: string | null): Int32Array | typeof EVERYTHING {
     const dependencies = this.current;
     if (dependencies === null) return EVERYTHING;
-    const slots: number[] = [];
+    const names: string[] = [];
     for (const table of tables) {
       const name = qualify(table, schema);
       if (name === null) return EVERYTHING;
+      names.push(name);
+    }
+    return this.#writeSlotsOf(names, dependencies);
+  }
+
+  /** The slots writing the tables `names` ("schema.table") invalidates, as for writeSlots. */
+  #writeSlotsOf(
+    names: readonly string[],
+    dependencies: TableDependencies,
+  ): Int32Array | typeof EVERYTHING {
+    const slots: number[] = [];
+    for (const name of names) {
       // A name the metadata does not know may be a view created behind our back, or spelt in
       // another character set: its writes cannot be traced.
       if (dependencies.engineOf(name) === undefined && dependencies.readsOf(name) === null)
@@ -175,6 +187,22 @@ export class SchemaCatalog {
       for (const other of written) this.#addSlot(slots, other);
     }
     return Int32Array.from(slots);
+  }
+
+  /**
+   * The slots a CALL of a procedure known to run no DDL invalidates: those of the tables its
+   * body and the procedures it calls write (see callRunsNoDdl for `schema`), with their
+   * triggers' and cascades'; null when that cannot be told (everything).
+   */
+  callWriteSlots(procedure: TableRef, schema: string | null | undefined): Int32Array | null {
+    const target = this.#callTarget(procedure, schema);
+    if (target === null) return null;
+    const { dependencies, name, key } = target;
+    const written =
+      key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key);
+    if (written === null) return null;
+    const slots = this.#writeSlotsOf(written, dependencies);
+    return slots === EVERYTHING ? null : slots;
   }
 
   /**
@@ -270,16 +298,29 @@ export class SchemaCatalog {
    * named in a way it cannot resolve.
    */
   callRunsNoDdl(procedure: TableRef, schema: string | null | undefined): boolean {
+    const target = this.#callTarget(procedure, schema);
+    if (target === null) return false;
+    const { dependencies, name, key } = target;
+    return key === null ? dependencies.nameRunsNoDdl(name) : dependencies.runsNoDdl(key);
+  }
+
+  /**
+   * Where a CALL's procedure is looked up (see callRunsNoDdl): its key "schema.name", or with
+   * `key` null every schema's of its name; null when nowhere.
+   */
+  #callTarget(
+    procedure: TableRef,
+    schema: string | null | undefined,
+  ): { dependencies: TableDependencies; name: string; key: string | null } | null {
     const name = routineNameOf(procedure.name);
-    if (this.#admin === null || name === null) return false;
-    const dependencies = this.current;
-    if (dependencies === null) return false;
-    if (procedure.schema === null && schema === undefined) return dependencies.nameRunsNoDdl(name);
+    const dependencies = this.#admin === null ? null : this.current;
+    if (name === null || dependencies === null) return null;
+    if (procedure.schema === null && schema === undefined) return { dependencies, name, key: null };
     const owner = procedure.schema ?? schema ?? null;
     // A schema the text spells outside ASCII is the metadata's only for a UTF-8 client.
     const spelt = procedure.schema === null || isAscii(procedure.schema);
-    if (owner === null || !spelt || isUnresolvableName(owner)) return false;
-    return dependencies.runsNoDdl(`${owner}.${name}`);
+    if (owner === null || !spelt || isUnresolvableName(owner)) return null;
+    return { dependencies, name, key: `${owner}.${name}` };
   }
 
   /** Is the table known to take part in InnoDB snapshots? */

@@ -1051,7 +1051,8 @@ export class StatementRouter {
       plan.isolation,
     );
     if (plan.flushesStatus && !failed) this.#flushStatus();
-    if (plan.marks !== null) {
+    // A CALL of a procedure that writes nothing invalidates nothing.
+    if (plan.marks !== null && (plan.marks.slots === null || plan.marks.slots.length > 0)) {
       this.#cache.stats.add(
         plan.marks.everything ? Counter.INVALIDATIONS_ALL : Counter.INVALIDATIONS,
       );
@@ -1751,6 +1752,15 @@ export class StatementRouter {
       (info.writesEverything &&
         (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
         !(!misreadable && this.#callRunsNoDdl(info, schema)));
+    // Such a CALL writes what the procedure's body tells, when it tells and the arguments call
+    // no stored function (marks with no slot: it writes nothing, but is no statement of none).
+    if (info.control?.kind === 'call' && !schemaChange && info.unknownFunctions.length === 0) {
+      const slots = this.#worker.catalog.callWriteSlots(
+        info.control.procedure!,
+        this.#callLookupSchema(schema),
+      );
+      if (slots !== null) return { slots, everything: false, schemaChange: false };
+    }
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
     const commitsXa = info.control?.kind === 'xa-commit';
     const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
@@ -1800,9 +1810,15 @@ export class StatementRouter {
   #callRunsNoDdl(info: StatementInfo, schema: string | null): boolean {
     const control = info.control;
     if (control?.kind !== 'call' || control.procedure === null) return false;
+    return this.#worker.catalog.callRunsNoDdl(control.procedure, this.#callLookupSchema(schema));
+  }
+
+  /** `schema` while it is known to be the current one; undefined (every schema's) otherwise. */
+  #callLookupSchema(schema: string | null): string | null | undefined {
     const snapshot = this.#snapshot;
-    const known = snapshot !== null && !this.#schemaUnsure && snapshot.schema === schema;
-    return this.#worker.catalog.callRunsNoDdl(control.procedure, known ? schema : undefined);
+    return snapshot !== null && !this.#schemaUnsure && snapshot.schema === schema
+      ? schema
+      : undefined;
   }
 
   /**

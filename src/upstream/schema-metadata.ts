@@ -236,9 +236,10 @@ export async function loadSchemaSnapshot(
     }
   }
 
-  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion);
+  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion, reference);
   snapshot.ddlFreeProcedures = procedures.free;
   snapshot.ddlFreeNames = procedures.freeNames;
+  snapshot.procedureWrites = procedures.writes;
 
   const triggerWrites = new Map<string, Set<string>>();
   snapshot.temporaryTableTriggers = new Set();
@@ -513,6 +514,8 @@ interface RoutineKnowledge {
   functions: Set<string>;
   /** The list was the server's whole list: what it does not hold does not exist. */
   complete: boolean;
+  /** Free procedures whose writes are told, with those of the procedures they call. */
+  writes: Map<string, string[]>;
 }
 
 /**
@@ -548,17 +551,19 @@ function ddlFreeProcedures(
   count: number,
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
+  reference: (schema: string) => (table: TableRef) => string | null,
 ): RoutineKnowledge {
   const nothing: RoutineKnowledge = {
     free: new Set(),
     freeNames: new Set(),
     functions: new Set(),
     complete: false,
+    writes: new Map(),
   };
   if (rows.length !== count) return nothing;
   const functions = new Set<string>();
   const procedures: Array<
-    [key: string, name: string, owner: string, body: string | null, sqlMode: string]
+    [key: string, name: string, owner: string, body: string | null, sqlMode: string, schema: string]
   > = [];
   for (const [schema, name, type, body, sqlMode] of rows) {
     const owner = schema == null ? null : catalogNameOf(schema, lctn);
@@ -566,7 +571,14 @@ function ddlFreeProcedures(
     if (owner === null || routine === null) return nothing;
     if (type === 'FUNCTION') functions.add(`${owner}.${routine}`);
     else if (type === 'PROCEDURE')
-      procedures.push([`${owner}.${routine}`, routine, owner, body ?? null, sqlMode ?? '']);
+      procedures.push([
+        `${owner}.${routine}`,
+        routine,
+        owner,
+        body ?? null,
+        sqlMode ?? '',
+        schema!,
+      ]);
     else return nothing;
   }
   const callees = new Map<string, string[]>();
@@ -588,7 +600,118 @@ function ddlFreeProcedures(
   }
   const freeNames = new Set(procedures.map(([, name]) => name));
   for (const [key, name] of procedures) if (!free.has(key)) freeNames.delete(name);
-  return { free, freeNames, functions, complete: true };
+  // What each free procedure writes itself, then with what it calls (all free, so all read).
+  const own = new Map<string, string[] | null>();
+  for (const [key, , , body, sqlMode, schema] of procedures) {
+    if (!free.has(key)) continue;
+    own.set(key, procedureWrites(body!, sqlMode, reference(schema), lctn, serverVersion));
+  }
+  const writes = new Map<string, string[]>();
+  for (const key of free) {
+    const tables = new Set<string>();
+    const seen = new Set([key]);
+    const pending = [key];
+    let told = true;
+    for (let next = 0; next < pending.length && told; next++) {
+      const procedure = pending[next]!;
+      const written = own.get(procedure);
+      if (written == null) told = false;
+      else for (const table of written) tables.add(table);
+      for (const callee of callees.get(procedure)!) {
+        if (!seen.has(callee)) {
+          seen.add(callee);
+          pending.push(callee);
+        }
+      }
+    }
+    if (told) writes.set(key, [...tables]);
+  }
+  return { free, freeNames, functions, complete: true, writes };
+}
+
+/** Words that begin a statement that writes the tables it names. */
+const DML_WORDS = new Set([Kw.INSERT, Kw.REPLACE, Kw.UPDATE, Kw.DELETE, Kw.TRUNCATE]);
+
+/**
+ * Words of statements that write what they do not name (privileges, sequences, global settings,
+ * files, replication, table maintenance, XA COMMIT of another session's writes) or a sequence's
+ * NEXT VALUE FOR: a procedure body holding
+ * one anywhere writes what cannot be told, as far as the cache knows.
+ */
+const UNTOLD_WRITE_WORDS = new Set([
+  Kw.GRANT,
+  Kw.REVOKE,
+  Kw.FLUSH,
+  Kw.RESET,
+  Kw.GLOBAL,
+  Kw.PASSWORD,
+  Kw.ROLE,
+  Kw.NEXT,
+  Kw.LOAD,
+  Kw.BINLOG,
+  Kw.CHANGE,
+  Kw.PURGE,
+  Kw.OPTIMIZE,
+  Kw.REPAIR,
+  Kw.ANALYZE,
+  Kw.XA,
+]);
+/** Built-in functions that write a sequence. */
+const SEQUENCE_WRITERS = new Set(['NEXTVAL', 'SETVAL']);
+
+/**
+ * The tables a body of a DDL-free procedure writes itself (qualified by `qualify`, which knows
+ * the procedure's schema), or null when that cannot be told: each of its statements (split at
+ * its semicolons) that holds INSERT, REPLACE, UPDATE, DELETE or TRUNCATE is classified from that
+ * word to its end, whatever flow control comes before it (IF ... THEN, WHILE ... DO, a handler),
+ * and anything the classifier cannot follow there, or a word of UNTOLD_WRITE_WORDS, a
+ * sequence's writer, or a global system variable anywhere, makes it untold. Read under the
+ * procedure's own sql_mode, as its calls are.
+ */
+function procedureWrites(
+  body: string,
+  sqlMode: string,
+  qualify: (table: TableRef) => string | null,
+  lctn: LowerCaseTableNames,
+  serverVersion: number | undefined,
+): string[] | null {
+  const modes = sqlMode.split(',');
+  const options: ClassifyOptions = {
+    lowerCaseTableNames: lctn,
+    serverVersion,
+    ansiQuotes: modes.includes('ANSI_QUOTES'),
+    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
+  };
+  const tokens = tokenize(body, options);
+  if (tokens.error !== null) return null;
+  const written = new Set<string>();
+  let writer = -1;
+  for (let i = 0; i <= tokens.count; i++) {
+    if (i === tokens.count || isOperator(tokens, i, SEMICOLON)) {
+      if (writer >= 0) {
+        const info = classify(tokens.spanText(writer, i - 1), options);
+        if (info.writesEverything || info.multiStatement) return null;
+        for (const table of info.writes) {
+          const name = qualify(table);
+          if (name === null) return null;
+          written.add(name);
+        }
+      }
+      writer = -1;
+      continue;
+    }
+    const kind = tokens.kinds[i];
+    if (kind === TokenKind.SystemVariable) {
+      if (tokens.text(i).toLowerCase().startsWith('@@global.')) return null;
+      continue;
+    }
+    if (kind !== TokenKind.Word) continue;
+    const word = tokens.ids[i]!;
+    if (UNTOLD_WRITE_WORDS.has(word)) return null;
+    if (SEQUENCE_WRITERS.has(tokens.identifier(i).toUpperCase())) return null;
+    if (writer < 0 && DML_WORDS.has(word)) writer = i;
+  }
+  return [...written];
 }
 
 /**

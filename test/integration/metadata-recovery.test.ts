@@ -333,7 +333,7 @@ describe('schema catalog: recovers by itself, current at once after DDL', () => 
         ['SET @n = 4', 'CALL touch(@n)'],
         [`CALL ${DB}.touch_twice()`],
       ]) {
-        // A CALL writes what it likes, so t's result is stored again, then served.
+        // Each CALL writes t (its procedure's body says so): t's result is stored again, then served.
         assert.deepEqual(
           await afterCalls(calls),
           { unknown: 0, notCached: 0, hits: 3 },

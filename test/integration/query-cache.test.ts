@@ -1646,16 +1646,18 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('writes the proxy cannot trace invalidate everything: CALL, stored functions', () =>
+  test('writes the proxy cannot trace invalidate everything: CALLs that call stored functions, stored functions', () =>
     scenario(
       [
         ...KV,
         ...KV2,
         'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
-        "CREATE PROCEDURE bump() UPDATE t SET v = CONCAT(v, '+')",
-        'CREATE PROCEDURE add_audit(IN n VARCHAR(60)) INSERT INTO audit (note) VALUES (n)',
         `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
          BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+        // What these write cannot be told: the first calls a stored function, the second is
+        // given one as its argument.
+        "CREATE PROCEDURE bump() UPDATE t SET v = CONCAT(v, '+') WHERE logged('bump') IS NOT NULL",
+        'CREATE PROCEDURE add_audit(IN n VARCHAR(60)) INSERT INTO audit (note) VALUES (n)',
       ],
       async (run) => {
         const reader = await run.session('reader', { worker: 0 });
@@ -1671,7 +1673,10 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await run.expect({ hits: 4, inserts: 4 }, 'cached');
         const writes: Array<[string, () => Promise<unknown>]> = [
           ['CALL', () => writer.query('CALL bump()')],
-          ['CALL with an argument', () => writer.query("CALL add_audit('called')")],
+          [
+            'CALL with a stored function as its argument',
+            () => writer.query("CALL add_audit(logged('called'))"),
+          ],
           [
             'a stored function in an UPDATE',
             () => writer.query('UPDATE t SET v = logged(v) WHERE id = 1'),
@@ -1700,6 +1705,56 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a CALL invalidates what its procedure writes, through what it calls and triggers, or everything when that is untold', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        'CREATE TABLE logged (id INT PRIMARY KEY)',
+        "CREATE TRIGGER logged_ai AFTER INSERT ON logged FOR EACH ROW INSERT INTO audit (note) VALUES ('logged')",
+        `CREATE PROCEDURE bump_t(n INT) BEGIN
+           IF n > 0 THEN UPDATE t SET v = CONCAT(v, '+') WHERE id = n; END IF;
+         END`,
+        'CREATE PROCEDURE bump_both() BEGIN CALL bump_t(1); UPDATE u SET w = w + 1 WHERE id = 1; END',
+        'CREATE PROCEDURE log_one(n INT) INSERT INTO logged VALUES (n)',
+        'CREATE PROCEDURE reads_only() SELECT COUNT(*) FROM t',
+        'CREATE PROCEDURE untold() BEGIN UPDATE t SET v = v; SET @@global.max_connections = @@global.max_connections; END',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const READ_AUDIT = 'SELECT * FROM audit ORDER BY id';
+        const readAll = async (): Promise<void> => {
+          await reader.query(READ_T);
+          await reader.query(READ_U);
+          await reader.query(READ_AUDIT);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 3, inserts: 3 }, 'cached');
+        // The writer's first statement: its current database is not yet known to the proxy.
+        await writer.query('CALL bump_t(2)');
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'CALL bump_t(2)');
+        await readAll();
+        await run.expect({ hits: 2, inserts: 1 }, 'after bump_t: t read again, u and audit hit');
+        await writer.query('CALL bump_both()');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 2 }, 'after bump_both: t and u read again');
+        await writer.query('CALL log_one(7)');
+        await readAll();
+        await run.expect({ hits: 2, inserts: 1 }, 'after log_one: audit read again (trigger)');
+        await writer.query('CALL reads_only()');
+        await run.expect({ invalidations: 0, invalidations_all: 0 }, 'CALL reads_only()');
+        await readAll();
+        await run.expect({ hits: 3 }, 'after reads_only: everything hits');
+        await writer.query('CALL untold()');
+        await run.expect({ invalidations_all: 1 }, 'CALL untold()');
+        await readAll();
+        await run.expect({ hits: 0, inserts: 3 }, 'after untold: everything read again');
+      },
+    ));
+
   test('a CALL that redefines a view is followed, after its procedure ran no DDL before', () =>
     scenario(
       [
@@ -1715,12 +1770,12 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await reader.query(READ_VIEW);
         await reader.query(READ_VIEW);
         await run.expect({ hits: 1, inserts: 1 }, 'the view over t, cached');
-        // Runs no DDL: the metadata stays, and the CALL invalidates as any untraceable write.
+        // Runs no DDL and writes nothing: the metadata stays, and nothing is invalidated.
         await writer.query('CALL quiet()');
-        await run.expect({ invalidations_all: 1 }, 'CALL quiet()');
+        await run.expect({ invalidations: 0, invalidations_all: 0 }, 'CALL quiet()');
         await reader.query(READ_VIEW);
         await reader.query(READ_VIEW);
-        await run.expect({ hits: 1, inserts: 1 }, 'the view over t, cached again');
+        await run.expect({ hits: 2 }, 'the view over t, still cached');
         // The same procedure, replaced by one that redefines the view over u.
         await writer.query(
           'CREATE OR REPLACE PROCEDURE quiet() CREATE OR REPLACE VIEW vw AS SELECT id, w AS x FROM u',

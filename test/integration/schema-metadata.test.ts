@@ -162,6 +162,15 @@ const SETUP = [
   `CREATE PROCEDURE ${S}.calls_function() SELECT a FROM t1 WHERE id = f()`,
   `CREATE PROCEDURE ${S}.calls_function_qualified() SELECT \`${S}\`.F()`,
   `CREATE PROCEDURE ${S}.inserts_columns() INSERT INTO audit (msg) VALUES (CONCAT('a', 'b'))`,
+  // What procedures write: told, through flow control and handlers, or untold.
+  `CREATE PROCEDURE ${S}.handles() BEGIN
+     DECLARE CONTINUE HANDLER FOR SQLEXCEPTION INSERT INTO log_a (note) VALUES ('failed');
+     IF 1 = 1 THEN DELETE FROM log_c; ELSE TRUNCATE TABLE log_b; END IF;
+   END`,
+  `CREATE PROCEDURE ${S}.global_setting() SET @@global.max_connections = @@global.max_connections`,
+  `CREATE PROCEDURE ${S}.advances() SELECT NEXTVAL(seq)`,
+  `CREATE PROCEDURE ${S}.replaces_text() SET @s = REPLACE('a', 'a', 'b')`,
+  `CREATE PROCEDURE ${S}.grants() GRANT SELECT ON ${S}.t1 TO CURRENT_USER`,
   // Triggers may create temporary tables, themselves or through what they call.
   `CREATE TABLE ${S}.maker (id INT)`,
   `CREATE TRIGGER ${S}.maker_ai AFTER INSERT ON ${S}.maker FOR EACH ROW CREATE TEMPORARY TABLE IF NOT EXISTS shadowed (id INT)`,
@@ -359,8 +368,40 @@ describe('schema metadata', () => {
     assert.equal(deps.nameRunsNoDdl('ps_setup_save'), false);
     assert.deepEqual(
       [...(snapshot.ddlFreeProcedures ?? [])].filter((name) => name.startsWith(`${S}.`)).sort(),
-      [q('calls_free'), q('inserts_columns'), q('ping'), q('pong'), q('writes_rows')],
+      [
+        q('advances'),
+        q('calls_free'),
+        q('global_setting'),
+        q('grants'),
+        q('handles'),
+        q('inserts_columns'),
+        q('ping'),
+        q('pong'),
+        q('replaces_text'),
+        q('writes_rows'),
+      ],
     );
+  });
+
+  test('what procedures write, with what they call; untold where the body does not say', () => {
+    const writes = (name: string): string[] | null => {
+      const written = deps.procedureWrites(name);
+      return written === null ? null : [...written].sort();
+    };
+    assert.deepEqual(writes(q('writes_rows')), [q('t1')]);
+    assert.deepEqual(writes(q('calls_free')), [q('t1'), `${OTHER}.part_b`]);
+    assert.deepEqual(writes(q('inserts_columns')), [q('audit')]);
+    assert.deepEqual(writes(q('handles')), [q('log_a'), q('log_b'), q('log_c')]);
+    assert.deepEqual(writes(q('ping')), []);
+    // A global setting, a sequence, a string function named as a statement, a grant: untold.
+    for (const name of ['global_setting', 'advances', 'replaces_text', 'grants']) {
+      assert.equal(deps.runsNoDdl(q(name)), true, name);
+      assert.equal(writes(q(name)), null, name);
+    }
+    // Procedures that may run DDL write what cannot be told.
+    assert.equal(writes(q('makes_table')), null);
+    assert.deepEqual([...(deps.nameWrites('writes_rows') ?? [])], [q('t1')]);
+    assert.equal(deps.nameWrites('grants'), null);
   });
 
   test('tables whose triggers may create a table, through the tables they write', () => {
