@@ -702,7 +702,8 @@ function procedureWrites(
     }
     const kind = tokens.kinds[i];
     if (kind === TokenKind.SystemVariable) {
-      if (tokens.text(i).toLowerCase().startsWith('@@global.')) return null;
+      // @@global.x, and whatever else begins so: conservatively.
+      if (tokens.text(i).toLowerCase().startsWith('@@global')) return null;
       continue;
     }
     if (kind !== TokenKind.Word) continue;
