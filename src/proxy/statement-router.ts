@@ -1116,7 +1116,11 @@ export class StatementRouter {
       info.unknownFunctions.length > 0 ||
       // A trigger may create a temporary table too; a procedure's writes may fire any.
       ((ddlFreeCall || (TRIGGER_FIRING.has(info.kind) && info.writes.length > 0)) &&
-        this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema))
+        this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema)) ||
+      // So may the stored functions of a view it read (such a statement writes everything).
+      (plan.marks?.everything === true &&
+        info.reads.length > 0 &&
+        this.#worker.catalog.readsMayWrite(info.reads, schema))
     ) {
       this.#hiddenTemporary = true;
     }

@@ -236,7 +236,25 @@ export async function loadSchemaSnapshot(
     }
   }
 
-  const procedures = ddlFreeProcedures(routines, routineCount, lctn, serverVersion, reference);
+  // Views whose reading may write, through the views they read: a stored function in one may
+  // create a table, as in a procedure's or a trigger's body.
+  const writingViews = new Set(snapshot.writingViews);
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const [view, reads] of snapshot.views) {
+      if (writingViews.has(view) || !reads.some((read) => writingViews.has(read))) continue;
+      writingViews.add(view);
+      changed = true;
+    }
+  }
+  const procedures = ddlFreeProcedures(
+    routines,
+    routineCount,
+    lctn,
+    serverVersion,
+    reference,
+    writingViews,
+  );
   snapshot.ddlFreeProcedures = procedures.free;
   snapshot.ddlFreeNames = procedures.freeNames;
   snapshot.procedureWrites = procedures.writes;
@@ -512,6 +530,8 @@ interface RoutineKnowledge {
   freeNames: Set<string>;
   /** Stored functions. */
   functions: Set<string>;
+  /** Views whose reading may write ("schema.view"), through the views they read. */
+  writingViews: ReadonlySet<string>;
   /** The list was the server's whole list: what it does not hold does not exist. */
   complete: boolean;
   /** Free procedures whose writes are told, with those of the procedures they call. */
@@ -521,7 +541,8 @@ interface RoutineKnowledge {
 /**
  * A trigger body that may create a (temporary) table, as a trigger may: CREATE in it, a CALL of
  * a procedure not known to create none, a call of a stored function (any name before a
- * parenthesis when the routine list is not whole), or a body that cannot be read.
+ * parenthesis when the routine list is not whole), a read of a view whose reading may write, or
+ * a body that cannot be read.
  */
 function triggerMayCreateTables(
   body: string | null,
@@ -530,8 +551,10 @@ function triggerMayCreateTables(
   routines: RoutineKnowledge,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): boolean {
-  if (!routines.complete) return body === null || /[(]|\bCREATE\b|\bCALL\b/i.test(body);
-  const calls = procedureCalls(body, owner, sqlMode, routines.functions, base);
+  if (body === null) return true;
+  // Without the whole routine list any call may be of a stored function.
+  if (!routines.complete && /[(]|\bCALL\b/i.test(body)) return true;
+  const calls = procedureCalls(body, owner, sqlMode, routines, base);
   return calls === null || calls.some((callee) => !routines.free.has(callee));
 }
 
@@ -552,11 +575,13 @@ function ddlFreeProcedures(
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
   reference: (schema: string) => (table: TableRef) => string | null,
+  writingViews: ReadonlySet<string>,
 ): RoutineKnowledge {
   const nothing: RoutineKnowledge = {
     free: new Set(),
     freeNames: new Set(),
     functions: new Set(),
+    writingViews,
     complete: false,
     writes: new Map(),
   };
@@ -581,9 +606,10 @@ function ddlFreeProcedures(
       ]);
     else return nothing;
   }
+  const hazards = { functions, writingViews };
   const callees = new Map<string, string[]>();
   for (const [key, , owner, body, sqlMode] of procedures) {
-    const calls = procedureCalls(body, owner, sqlMode, functions, {
+    const calls = procedureCalls(body, owner, sqlMode, hazards, {
       lowerCaseTableNames: lctn,
       serverVersion,
     });
@@ -626,7 +652,7 @@ function ddlFreeProcedures(
     }
     if (told) writes.set(key, [...tables]);
   }
-  return { free, freeNames, functions, complete: true, writes };
+  return { free, freeNames, functions, writingViews, complete: true, writes };
 }
 
 /** Words that begin a statement that writes the tables it names. */
@@ -735,8 +761,9 @@ const DDL_WORDS = new Set([
  * The procedures a body calls ("schema.name", the name lowered, qualified by `owner`, the
  * procedure's own schema), or null when it may run DDL or create a table of its own: a DDL word
  * anywhere, a call of one of `functions` (stored functions may create temporary tables; a name
- * that is one is taken as a call of it, even where it names a table), a CALL whose name cannot
- * be read, a body that is hidden or does not lex. Read under the sql_mode the procedure was
+ * that is one is taken as a call of it, even where it names a table), a name of one of
+ * `writingViews` (whose functions may as well), a CALL whose name cannot be read, a body that is
+ * hidden or does not lex. Read under the sql_mode the procedure was
  * created with (ROUTINES.SQL_MODE); under ORACLE a procedure calls another without CALL, so
  * nothing is known of it.
  */
@@ -744,9 +771,11 @@ function procedureCalls(
   body: string | null,
   owner: string,
   sqlMode: string,
-  functions: ReadonlySet<string>,
+  hazards: { functions: ReadonlySet<string>; writingViews: ReadonlySet<string> },
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] | null {
+  const { functions, writingViews } = hazards;
+  const lctn = base.lowerCaseTableNames;
   const modes = sqlMode.split(',');
   if (body === null || modes.includes('ORACLE')) return null;
   const tokens = tokenize(body, {
@@ -757,6 +786,12 @@ function procedureCalls(
   if (tokens.error !== null) return null;
   const calls: string[] = [];
   for (let i = 0; i < tokens.count; i++) {
+    if (writingViews.size > 0 && isName(tokens, i) && !isOperator(tokens, i + 1, DOT)) {
+      const qualified = isOperator(tokens, i - 1, DOT) && isName(tokens, i - 2);
+      const schema = qualified ? catalogNameOf(tokens.identifier(i - 2), lctn) : owner;
+      const table = catalogNameOf(tokens.identifier(i), lctn);
+      if (schema !== null && table !== null && writingViews.has(`${schema}.${table}`)) return null;
+    }
     if (isName(tokens, i) && isOperator(tokens, i + 1, LEFT_PARENTHESIS)) {
       const qualified = isOperator(tokens, i - 1, DOT) && isName(tokens, i - 2);
       const schema = qualified

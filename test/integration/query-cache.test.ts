@@ -1807,17 +1807,22 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         `CREATE TRIGGER maker_ai AFTER INSERT ON maker FOR EACH ROW
          CREATE TEMPORARY TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(40))`,
         'CREATE PROCEDURE fills_maker() INSERT INTO maker VALUES (2)',
+        'CREATE VIEW shadow_view AS SELECT shadow() AS made',
+        'CREATE PROCEDURE reads_view() SELECT made FROM shadow_view',
       ],
       async (run) => {
         const other = await run.session('other', { worker: 0 });
         // The procedure runs no DDL, but its argument makes a temporary t in this session; so
         // does the other procedure's body, through the same function; so does a trigger, fired
-        // by a plain INSERT or by a procedure's.
+        // by a plain INSERT or by a procedure's; so does a view calling it, read by a SELECT or by
+        // a procedure.
         for (const call of [
           'CALL echo(shadow())',
           'CALL via_function()',
           'INSERT INTO maker VALUES (1)',
           'CALL fills_maker()',
+          'SELECT made FROM shadow_view',
+          'CALL reads_view()',
         ]) {
           const caller = await run.session(call, { worker: 0 });
           // Before it: the base table, cached (its result served to this session).

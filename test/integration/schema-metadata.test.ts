@@ -162,6 +162,10 @@ const SETUP = [
   `CREATE PROCEDURE ${S}.calls_function() SELECT a FROM t1 WHERE id = f()`,
   `CREATE PROCEDURE ${S}.calls_function_qualified() SELECT \`${S}\`.F()`,
   `CREATE PROCEDURE ${S}.inserts_columns() INSERT INTO audit (msg) VALUES (CONCAT('a', 'b'))`,
+  // So may a view that calls one, and one over it, read by a procedure.
+  `CREATE VIEW ${S}.v_calls_f AS SELECT ${S}.f() AS x`,
+  `CREATE VIEW ${S}.v_over_calls_f AS SELECT x FROM ${S}.v_calls_f`,
+  `CREATE PROCEDURE ${S}.reads_writing_view() SELECT x FROM v_over_calls_f`,
   // What procedures write: told, through flow control and handlers, or untold.
   `CREATE PROCEDURE ${S}.handles() BEGIN
      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION INSERT INTO log_a (note) VALUES ('failed');
@@ -353,6 +357,7 @@ describe('schema metadata', () => {
       'oracle_style',
       'calls_function',
       'calls_function_qualified',
+      'reads_writing_view',
       'f',
       'no_such_procedure',
     ]) {
