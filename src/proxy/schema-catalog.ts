@@ -268,6 +268,22 @@ export class SchemaCatalog {
   }
 
   /**
+   * Do `tables` include a view the metadata knows reading may write (a stored function in its
+   * definition, through the views it reads), which may create a temporary table as well? Asked
+   * of the metadata trusted now or, while it reloads, of the last loaded; a name it does not
+   * know is no such view here (readsMayWrite assumes the worst of it for writes).
+   */
+  readsKnownWritingView(tables: readonly TableRef[], schema: string | null): boolean {
+    const dependencies = this.#admin === null ? null : (this.current ?? this.#dependencies);
+    if (dependencies === null) return false;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name !== null && dependencies.readMayWrite(name)) return true;
+    }
+    return false;
+  }
+
+  /**
    * May writing `tables` (all tables, for null: a procedure's writes) fire a trigger that
    * creates a temporary table? Asked of the metadata trusted now or, while it reloads (or fails
    * to), of the last loaded: a trigger is made by DDL, which a statement naming tables waits

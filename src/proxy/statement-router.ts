@@ -1120,7 +1120,7 @@ export class StatementRouter {
       // So may the stored functions of a view it read (such a statement writes everything).
       (plan.marks?.everything === true &&
         info.reads.length > 0 &&
-        this.#worker.catalog.readsMayWrite(info.reads, schema))
+        this.#worker.catalog.readsKnownWritingView(info.reads, schema))
     ) {
       this.#hiddenTemporary = true;
     }
