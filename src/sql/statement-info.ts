@@ -141,6 +141,7 @@ export type StatementControl =
   | { kind: 'sql-execute'; name: string | null; using: boolean }
   /**
    * CALL procedure[(...)]: `procedure` as a table name is read (schema null for the current
-   * database), null when the text names none the proxy can read.
+   * database), null when the text names none the proxy can read, or when a subquery among the
+   * arguments reads tables (views among them may call stored functions).
    */
   | { kind: 'call'; procedure: TableRef | null };

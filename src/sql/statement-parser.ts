@@ -103,8 +103,10 @@ export function parseStatement(s: ParseState): StatementKind {
     case Kw.CALL:
       s.pos++;
       s.called = s.tableName();
-      // A stored function among the arguments may write, or create a temporary table.
+      // A stored function among the arguments may write, or create a temporary table; so may
+      // one in a view a subquery there reads, which no name tells: such a CALL is not read.
       sweepFunctionCalls(s, s.pos, s.end);
+      for (let i = s.pos; i < s.end; i++) if (s.keywordAt(i) === Kw.SELECT) s.called = null;
       return s.writesUnknown('call');
     case Kw.LOCK:
       return parseLockTables(s);

@@ -1814,8 +1814,8 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         const other = await run.session('other', { worker: 0 });
         // The procedure runs no DDL, but its argument makes a temporary t in this session; so
         // does the other procedure's body, through the same function; so does a trigger, fired
-        // by a plain INSERT or by a procedure's; so does a view calling it, read by a SELECT or by
-        // a procedure.
+        // by a plain INSERT or by a procedure's; so does a view calling it, read by a SELECT, by a
+        // procedure, or by a subquery among a CALL's arguments.
         for (const call of [
           'CALL echo(shadow())',
           'CALL via_function()',
@@ -1823,6 +1823,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
           'CALL fills_maker()',
           'SELECT made FROM shadow_view',
           'CALL reads_view()',
+          'CALL echo((SELECT made FROM shadow_view))',
         ]) {
           const caller = await run.session(call, { worker: 0 });
           // Before it: the base table, cached (its result served to this session).

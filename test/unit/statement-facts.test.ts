@@ -159,6 +159,7 @@ const CONTROLS: Array<[string, StatementControl | null]> = [
   ['CALL p(1)', { kind: 'call', procedure: { schema: null, name: 'p' } }],
   ['/* c */ call Db.`My Proc`', { kind: 'call', procedure: { schema: 'Db', name: 'My Proc' } }],
   ['CALL select()', { kind: 'call', procedure: null }],
+  ['CALL p((SELECT x FROM v))', { kind: 'call', procedure: null }],
   // Several statements: the proxy acts on a control statement only when it is alone.
   ['SELECT 1; RESET QUERY CACHE', null],
   ['CALL p(); CALL q()', null],
