@@ -3,8 +3,9 @@
  * tables a view reads, which tables a table's triggers write, which child tables a parent's
  * cascading foreign keys write, which tables enabled events write (the server's scheduler runs them where the proxy cannot see), and in which
  * tables a MERGE table's rows are stored (its UNION, from SHOW CREATE TABLE: information_schema
- * does not show it), and which stored procedures run no DDL (a CALL of one needs no reload of all
- * this). The result is a plain SchemaSnapshot for TableDependencies.
+ * does not show it), which stored procedures run no DDL (a CALL of one needs no reload of all
+ * this) and what they write, and which tables' triggers may create a (temporary) table. The
+ * result is a plain SchemaSnapshot for TableDependencies.
  *
  * Whatever cannot be known is recorded as '*' (UNKNOWN_TABLE), never left out: a view whose
  * definition is hidden or not understood makes its readers uncacheable, a trigger whose body is
@@ -147,7 +148,7 @@ export async function loadSchemaSnapshot(
       ),
       // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
       // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
-      // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeNames).
+      // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeProcedures).
       connection.queryRows(
         `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES`,
       ),
@@ -661,8 +662,8 @@ const DML_WORDS = new Set([Kw.INSERT, Kw.REPLACE, Kw.UPDATE, Kw.DELETE, Kw.TRUNC
 /**
  * Words of statements that write what they do not name (privileges, sequences, global settings,
  * files, replication, table maintenance, XA COMMIT of another session's writes) or a sequence's
- * NEXT VALUE FOR: a procedure body holding
- * one anywhere writes what cannot be told, as far as the cache knows.
+ * NEXT VALUE FOR: a procedure body holding one anywhere writes what cannot be told, as far as
+ * the cache knows.
  */
 const UNTOLD_WRITE_WORDS = new Set([
   Kw.GRANT,
