@@ -9,6 +9,7 @@ import { normalizeName, addTable } from './table-ref.ts';
 import type { LowerCaseTableNames, TableRef } from './table-ref.ts';
 import { TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
+import type { DdlObject } from './statement-info.ts';
 
 /** A table of a FROM clause (or an UPDATE/DELETE list) with the alias it goes by. */
 export interface TableEntry {
@@ -42,6 +43,8 @@ export class ParseState {
   calcFoundRows = false;
   /** CALL's procedure, as written (null: not a CALL, or a name it could not read). */
   called: TableRef | null = null;
+  /** What a DDL statement defines, when its text names it (see StatementInfo.ddlObject). */
+  ddlObject: DdlObject | null = null;
   /** Why a statement that runs another one is not cacheable (ANALYZE, SET STATEMENT). */
   wrapper: string | null = null;
   /** The statement did not parse; what was gathered is partial. */

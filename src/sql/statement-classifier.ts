@@ -188,6 +188,7 @@ function classifyStatement(
     unknownFunctions: s.unknownFunctions,
     multiStatement: false,
     keyText: tokens.spanText(start, end - 1),
+    ddlObject: kind === 'ddl' && !s.failed ? s.ddlObject : null,
     control: kind === 'call' ? { kind: 'call', procedure: s.called } : facts.control,
     readsDiagnostics: facts.readsDiagnostics,
     readsFoundRows: facts.readsFoundRows,
@@ -222,6 +223,7 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     unknownFunctions,
     multiStatement: true,
     keyText: tokens.spanText(skipSemicolons(tokens, 0), last),
+    ddlObject: null,
     // The proxy acts on a control statement only when it is sent alone.
     control: null,
     readsDiagnostics: statements.some((statement) => statement.readsDiagnostics),

@@ -29,6 +29,9 @@ export type StatementKind =
   | 'execute'
   | 'other';
 
+/** The objects of DDL whose text names what it defines (see StatementInfo.ddlObject). */
+export type DdlObject = 'table' | 'index' | 'sequence' | 'view' | 'trigger';
+
 export interface StatementInfo {
   /**
    * The statement's kind. Notes: SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT are all
@@ -70,6 +73,13 @@ export interface StatementInfo {
   multiStatement: boolean;
   /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */
   keyText: string;
+  /**
+   * What a DDL statement defines, when the text names it: CREATE, ALTER, DROP or RENAME of
+   * tables, indexes, sequences, views and triggers. Null for any other statement, DDL whose
+   * effects the text does not show (databases, procedures, functions, packages, events,
+   * servers...) and a text that did not parse: such DDL may change any stored routine or event.
+   */
+  ddlObject: DdlObject | null;
   /** One of the statements the proxy acts on itself (see StatementControl), or null. */
   control: StatementControl | null;
   /**

@@ -483,6 +483,7 @@ function parseCreate(s: ParseState): StatementKind {
     case Kw.INDEX:
       return parseIndexStatement(s);
     case Kw.SEQUENCE:
+      s.ddlObject = 'sequence';
       s.pos++;
       s.acceptIfExists();
       writeTableList(s);
@@ -528,6 +529,7 @@ function skipDefinitionOptions(s: ParseState): void {
  */
 function parseCreateTable(s: ParseState): StatementKind {
   s.implicitCommit = !s.temporary;
+  s.ddlObject = 'table';
   s.pos++;
   s.acceptIfExists();
   const table = s.tableName();
@@ -560,6 +562,7 @@ function parseCreateTable(s: ParseState): StatementKind {
 /** CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX i ON t (...) / DROP INDEX i ON t: writes t. */
 function parseIndexStatement(s: ParseState): StatementKind {
   s.implicitCommit = true;
+  s.ddlObject = 'index';
   while (s.pos < s.end && !s.isKeyword(Kw.ON)) s.pos++;
   s.pos++;
   const table = s.tableName();
@@ -575,6 +578,7 @@ function parseIndexStatement(s: ParseState): StatementKind {
  */
 function parseView(s: ParseState): StatementKind {
   s.writesEverything = true;
+  s.ddlObject = 'view';
   s.pos++;
   s.acceptIfExists();
   const view = s.tableName();
@@ -589,6 +593,7 @@ function parseView(s: ParseState): StatementKind {
 /** Triggers change what writes to their table write: invalidate everything; list the table. */
 function parseTrigger(s: ParseState): StatementKind {
   s.writesEverything = true;
+  s.ddlObject = 'trigger';
   while (s.pos < s.end && !s.isKeyword(Kw.ON)) s.pos++;
   s.pos++;
   const table = s.tableName();
@@ -605,6 +610,7 @@ function parseAlter(s: ParseState): StatementKind {
   skipDefinitionOptions(s);
   const id = s.keyword();
   if (id === Kw.TABLE) {
+    s.ddlObject = 'table';
     s.pos++;
     s.acceptIfExists();
     const table = s.tableName();
@@ -634,6 +640,7 @@ function parseAlter(s: ParseState): StatementKind {
     return 'ddl';
   }
   if (id === Kw.SEQUENCE) {
+    s.ddlObject = 'sequence';
     s.pos++;
     s.acceptIfExists();
     writeTableList(s);
@@ -654,6 +661,7 @@ function parseDrop(s: ParseState): StatementKind {
     case Kw.TABLE:
     case Kw.TABLES:
     case Kw.SEQUENCE:
+      s.ddlObject = id === Kw.SEQUENCE ? 'sequence' : 'table';
       s.pos++;
       s.acceptIfExists();
       writeTableList(s);
@@ -661,6 +669,7 @@ function parseDrop(s: ParseState): StatementKind {
       return 'ddl';
     case Kw.VIEW:
       s.writesEverything = true;
+      s.ddlObject = 'view';
       s.pos++;
       s.acceptIfExists();
       writeTableList(s);
@@ -688,6 +697,7 @@ function parseRename(s: ParseState): StatementKind {
   if (!s.accept(Kw.TABLE) && !s.accept(Kw.TABLES)) {
     return s.writesUnknown('ddl');
   }
+  s.ddlObject = 'table';
   s.acceptIfExists();
   for (;;) {
     const from = s.tableName();

@@ -1857,6 +1857,38 @@ describe('other fields', () => {
     ]);
     assert.deepEqual(info('SELECT ABS(a) FROM t1').unknownFunctions, []);
   });
+
+  const ddlObjects: Array<[string, string | null]> = [
+    ['CREATE TABLE t (a INT)', 'table'],
+    ['CREATE OR REPLACE TABLE db.t SELECT 1 AS a', 'table'],
+    ['ALTER TABLE t ADD COLUMN b INT', 'table'],
+    ['DROP TABLE IF EXISTS t, u', 'table'],
+    ['RENAME TABLE t TO u', 'table'],
+    ['CREATE UNIQUE INDEX i ON t (a)', 'index'],
+    ['DROP INDEX i ON t', 'index'],
+    ['CREATE SEQUENCE s', 'sequence'],
+    ['ALTER SEQUENCE s RESTART', 'sequence'],
+    ['DROP SEQUENCE s', 'sequence'],
+    ['CREATE VIEW v AS SELECT a FROM t', 'view'],
+    ['DROP VIEW v', 'view'],
+    ['CREATE TRIGGER g AFTER INSERT ON t FOR EACH ROW SET @x = 1', 'trigger'],
+    // DDL whose effects the text does not show may change stored routines and events.
+    ['CREATE PROCEDURE p() SELECT 1', null],
+    ['CREATE OR REPLACE FUNCTION f() RETURNS INT RETURN 1', null],
+    ['DROP PROCEDURE p', null],
+    ['ALTER EVENT e DISABLE', null],
+    ['CREATE EVENT e ON SCHEDULE EVERY 1 HOUR DO DELETE FROM t', null],
+    ['DROP DATABASE db', null],
+    ['DROP TRIGGER g', null],
+    ['CREATE PACKAGE pk AS FUNCTION f() RETURNS INT; END', null],
+    ['CREATE TABLE', null],
+    ['RENAME USER a TO b', null],
+    ['INSERT INTO t VALUES (1)', null],
+    ['CREATE TABLE t (a INT); CREATE PROCEDURE p() SELECT 1', null],
+  ];
+  for (const [sql, object] of ddlObjects) {
+    test(`ddlObject ${object}: ${sql}`, () => assert.equal(info(sql).ddlObject, object));
+  }
 });
 
 describe('cache key text', () => {
