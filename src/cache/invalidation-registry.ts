@@ -67,6 +67,13 @@ const SLOTS = 7;
  * behind its lag bound): no result is served or stored. Zero without a follower.
  */
 const WRITES_UNSEEN = 8;
+/**
+ * Bumped when DDL that may change stored routines or events has its reply (see
+ * endSchemaChange): their rows, the costliest part of the metadata to read, are read again
+ * only when it moved since they were read. Rows read at a version were read after every such
+ * change before it was answered.
+ */
+const PROGRAM_VERSION = 9;
 
 function workerRegionWords(slots: number): number {
   return WORKER_HEADER_WORDS + CONNECTION_CAPACITY + slots;
@@ -268,9 +275,14 @@ export class InvalidationRegistry {
     Atomics.notify(words, SCHEMA_VERSION);
   }
 
-  /** After its reply (or error, or lost connection): metadata read from now on sees it. */
-  endSchemaChange(): void {
+  /**
+   * After its reply (or error, or lost connection): metadata read from now on sees it.
+   * `programs` unless it is known to leave stored routines and events alone (it defines a
+   * named table, view...).
+   */
+  endSchemaChange(programs = true): void {
     const words = this.#words;
+    if (programs) Atomics.add(words, PROGRAM_VERSION, 1);
     this.#words[this.#own + WORKER_SCHEMA_CHANGES]!--;
     Atomics.sub(words, SCHEMA_CHANGES_IN_FLIGHT, 1);
     Atomics.add(words, SCHEMA_VERSION, 1);
@@ -283,6 +295,11 @@ export class InvalidationRegistry {
    */
   schemaVersion(): number {
     return Atomics.load(this.#words, SCHEMA_VERSION);
+  }
+
+  /** Moves with each schema change that may change stored routines or events. */
+  programVersion(): number {
+    return Atomics.load(this.#words, PROGRAM_VERSION);
   }
 
   schemaChangesInFlight(): number {
@@ -384,6 +401,8 @@ export class InvalidationRegistry {
     if (schemaChanges !== 0) {
       words[base + WORKER_SCHEMA_CHANGES] = 0;
       Atomics.sub(words, SCHEMA_CHANGES_IN_FLIGHT, schemaChanges);
+      // Which of them might have changed routines is not recorded: any may have.
+      Atomics.add(words, PROGRAM_VERSION, 1);
       Atomics.add(words, SCHEMA_VERSION, 1);
       Atomics.notify(words, SCHEMA_VERSION);
       released.schemaChanges = schemaChanges;

@@ -62,6 +62,22 @@ test('a schema change moves the version when it starts and when it ends; a dead 
   assert.notEqual(second.schemaVersion(), held);
 });
 
+test('the program version moves when a change that may touch routines ends, or dies', () => {
+  const [first, second] = registries(2) as [InvalidationRegistry, InvalidationRegistry];
+  const start = second.programVersion();
+  first.beginSchemaChange();
+  first.endSchemaChange(false);
+  assert.equal(second.programVersion(), start, 'DDL of a table leaves it');
+  first.beginSchemaChange();
+  assert.equal(second.programVersion(), start, 'not before the change is answered');
+  first.endSchemaChange();
+  const ended = second.programVersion();
+  assert.notEqual(ended, start);
+  first.beginSchemaChange();
+  second.releaseWorker(0);
+  assert.notEqual(second.programVersion(), ended, 'a dead worker’s change may have touched any');
+});
+
 test('a worker’s backend connections are listed until forgotten', () => {
   const [worker, main] = registries(2) as [InvalidationRegistry, InvalidationRegistry];
   const a = worker.recordConnection(7);
