@@ -22,6 +22,7 @@ import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import { loadSchemaSnapshot } from '../upstream/schema-metadata.ts';
+import { KeptProgramRows } from '../upstream/kept-program-rows.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from './log.ts';
 
@@ -67,6 +68,8 @@ export class SchemaCatalog {
   /** The schema version being watched for a change, or NaN. */
   #watching = NaN;
   #stopped = false;
+  /** Routines and events as last read: read again only after DDL that may change them. */
+  readonly #programRows = new KeptProgramRows();
 
   constructor(
     registry: InvalidationRegistry,
@@ -373,6 +376,7 @@ export class SchemaCatalog {
     }
     this.#loading = true;
     this.#reloaded ??= new Flight(performance.now());
+    this.#programRows.useVersion(registry.programVersion());
     void this.#loadBounded(this.#admin).then(
       (dependencies) => {
         this.#loading = false;
@@ -459,7 +463,7 @@ export class SchemaCatalog {
     timeout.catch(() => connection.destroy());
     try {
       // The loader asks the server for lower_case_table_names and its version itself.
-      const snapshot = await loadSchemaSnapshot(connection, {});
+      const snapshot = await loadSchemaSnapshot(connection, { programRows: this.#programRows });
       return new TableDependencies(snapshot);
     } finally {
       connection.close();

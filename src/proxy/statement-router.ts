@@ -30,6 +30,7 @@ import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
+import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
@@ -996,7 +997,12 @@ export class StatementRouter {
     this.#markDirty();
     // It may be a procedure that prepares statements.
     this.#sqlPrepared.clear();
-    const marks: WriteMarks = { slots: null, everything: true, schemaChange };
+    const marks: WriteMarks = {
+      slots: null,
+      everything: true,
+      schemaChange,
+      leavesPrograms: false,
+    };
     return this.#forward(command, null, marks, false);
   }
 
@@ -1390,7 +1396,7 @@ export class StatementRouter {
       return this.#forward(
         Command.STMT_EXECUTE,
         null,
-        { slots: null, everything: true, schemaChange: false },
+        { slots: null, everything: true, schemaChange: false, leavesPrograms: false },
         false,
       );
     }
@@ -1756,6 +1762,7 @@ export class StatementRouter {
       (info.writesEverything &&
         (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
         !(!misreadable && this.#callRunsNoDdl(info, schema)));
+    const leavesPrograms = schemaChange && leavesStoredPrograms(info, schema);
     // Such a CALL writes what the procedure's body tells, when it tells and the arguments call
     // no stored function (marks with no slot: it writes nothing, but is no statement of none).
     if (info.control?.kind === 'call' && !schemaChange && info.unknownFunctions.length === 0) {
@@ -1763,7 +1770,9 @@ export class StatementRouter {
         info.control.procedure!,
         this.#callLookupSchema(schema),
       );
-      if (slots !== null) return { slots, everything: false, schemaChange: false };
+      if (slots !== null) {
+        return { slots, everything: false, schemaChange: false, leavesPrograms: false };
+      }
     }
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
     const commitsXa = info.control?.kind === 'xa-commit';
@@ -1785,7 +1794,7 @@ export class StatementRouter {
         info.writes.length > 0 ||
         schemaChange
       )
-        return { slots: null, everything: true, schemaChange };
+        return { slots: null, everything: true, schemaChange, leavesPrograms };
       // Without a known session state, a statement that names no writes still writes nothing.
       return null;
     }
@@ -1794,13 +1803,14 @@ export class StatementRouter {
         ? info.writes
         : info.writes.filter((table) => !this.#temporary.has(qualify(table, schema) ?? ''));
     if (writes.length === 0)
-      return schemaChange ? { slots: null, everything: false, schemaChange } : null;
+      return schemaChange ? { slots: null, everything: false, schemaChange, leavesPrograms } : null;
     const slots =
       writes === info.writes
         ? this.#writeFacts(entry, schema).writeSlots!
         : this.#worker.catalog.writeSlots(writes, schema);
-    if (slots === EVERYTHING) return { slots: null, everything: true, schemaChange };
-    return { slots, everything: false, schemaChange };
+    if (slots === EVERYTHING)
+      return { slots: null, everything: true, schemaChange, leavesPrograms };
+    return { slots, everything: false, schemaChange, leavesPrograms };
   }
 
   /**
@@ -2007,6 +2017,19 @@ export const TransactionOutcome = {
 export type TransactionOutcome = (typeof TransactionOutcome)[keyof typeof TransactionOutcome];
 
 /** What replaces a discarded reply (see acceptDiscarded). */
+/**
+ * DDL known to leave stored routines and events alone: it defines a named table, index,
+ * sequence, view or trigger, none in a system schema (mysql.proc and mysql.event are tables).
+ */
+function leavesStoredPrograms(info: StatementInfo, schema: string | null): boolean {
+  if (info.ddlObject === null) return false;
+  for (const table of info.writes) {
+    const owner = table.schema ?? schema;
+    if (owner === null || isSystemSchema(owner)) return false;
+  }
+  return true;
+}
+
 export interface Discarded {
   answer: Buffer;
   rollback: Buffer | null;
@@ -2016,6 +2039,7 @@ const REFRESH_MARKS: WriteMarks = {
   slots: null,
   everything: true,
   schemaChange: false,
+  leavesPrograms: false,
   untilReply: true,
 };
 

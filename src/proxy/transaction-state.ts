@@ -23,6 +23,11 @@ export interface WriteMarks {
   everything: boolean;
   schemaChange: boolean;
   /**
+   * A schema change known to leave stored routines and events alone (DDL of a named table,
+   * index, sequence, view or trigger outside the mysql schema): they are not read again.
+   */
+  leavesPrograms: boolean;
+  /**
    * What the command changes is not transactional (COM_REFRESH's FLUSH): it is in force at its
    * reply, so the marks go then, even when the session's transaction state is unknown after an
    * error and the transaction's own writes stay held.
@@ -102,7 +107,7 @@ export class TransactionState {
     if (marks !== null) {
       if (nowIn && marks.untilReply !== true) this.#hold(marks);
       else this.#release(marks);
-      if (marks.schemaChange) this.#registry.endSchemaChange();
+      if (marks.schemaChange) this.#registry.endSchemaChange(!marks.leavesPrograms);
     }
     if (!nowIn) {
       this.#releaseHeld();
@@ -120,7 +125,7 @@ export class TransactionState {
   /** Marks of a statement whose reply will never come (connection lost). */
   abandon(marks: WriteMarks): void {
     this.#release(marks);
-    if (marks.schemaChange) this.#registry.endSchemaChange();
+    if (marks.schemaChange) this.#registry.endSchemaChange(!marks.leavesPrograms);
   }
 
   #hold(marks: WriteMarks): void {

@@ -37,6 +37,7 @@ import { isSystemSchema } from '../sql/table-ref.ts';
 import { TokenKind, tokenize } from '../sql/tokenizer.ts';
 import type { TokenList } from '../sql/tokenizer.ts';
 import type { MysqlConnection } from './mysql-connection.ts';
+import type { KeptProgramRows } from './kept-program-rows.ts';
 
 export interface SchemaMetadataOptions {
   /** The server's lower_case_table_names; read from the server when undefined. */
@@ -48,6 +49,11 @@ export interface SchemaMetadataOptions {
    * identifiers and single-quoted strings whatever the mode, so false (the default) fits.
    */
   ansiQuotes?: boolean;
+  /**
+   * Rows of routines and events kept from the caller's earlier loads while no DDL may have
+   * changed them (see KeptProgramRows); read every time when undefined.
+   */
+  programRows?: KeptProgramRows | undefined;
 }
 
 /**
@@ -126,6 +132,10 @@ export async function loadSchemaSnapshot(
     (table: TableRef): string | null =>
       qualify(table.schema ?? defaultSchema, table.name);
 
+  const kept = options.programRows;
+  const programRows = (sql: string): Promise<Array<Array<string | null>>> =>
+    kept === undefined ? connection.queryRows(sql) : kept.read(connection, sql);
+
   // One round trip: the client pipelines the queries.
   const [tables, views, triggers, innodbForeignKeys, events, routines, routineCount] =
     await Promise.all([
@@ -143,16 +153,17 @@ export async function loadSchemaSnapshot(
         .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
         .catch(() => null),
       // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
-      connection.queryRows(
+      programRows(
         `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
       ),
       // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
       // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
       // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeProcedures).
-      connection.queryRows(
+      programRows(
         `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES`,
       ),
-      // Whether those are all there are: ROUTINES leaves out what the account may not see.
+      // Whether those are all there are: ROUTINES leaves out what the account may not see. The
+      // engine keeps the count: no row is read.
       connection
         .queryRows('SELECT COUNT(*) FROM mysql.proc')
         .then((rows) => Number(rows[0]?.[0] ?? NaN))

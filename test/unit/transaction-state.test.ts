@@ -39,10 +39,20 @@ function setup(status: number = AUTOCOMMIT): Setup {
 }
 
 function writes(...slots: number[]): WriteMarks {
-  return { slots: Int32Array.from(slots), everything: false, schemaChange: false };
+  return {
+    slots: Int32Array.from(slots),
+    everything: false,
+    schemaChange: false,
+    leavesPrograms: false,
+  };
 }
 
-const EVERYTHING: WriteMarks = { slots: null, everything: true, schemaChange: false };
+const EVERYTHING: WriteMarks = {
+  slots: null,
+  everything: true,
+  schemaChange: false,
+  leavesPrograms: false,
+};
 
 /** One statement sent and answered with `status`, as the router drives the state. */
 function run(
@@ -159,7 +169,12 @@ describe('transaction state: explicit transactions', () => {
     run(s, IN_TRANS);
     run(s, IN_TRANS, writes(s.t));
     const readDuring = s.registry.sequence();
-    run(s, AUTOCOMMIT, { slots: null, everything: false, schemaChange: true });
+    run(s, AUTOCOMMIT, {
+      slots: null,
+      everything: false,
+      schemaChange: true,
+      leavesPrograms: false,
+    });
     assert.equal(s.registry.inFlight(s.t), 0);
     assert.equal(servable(s, s.t, readDuring), false);
     assert.equal(s.registry.schemaChangesInFlight(), 0, 'the DDL mark is released too');

@@ -1,0 +1,176 @@
+/**
+ * The metadata's reads of stored routines and events (information_schema.ROUTINES and EVENTS,
+ * which read every row of mysql.proc and mysql.event) are made again only after DDL that may
+ * change them. Against a throwaway server with userstat on, whose TABLE_STATISTICS and
+ * INDEX_STATISTICS would otherwise show the proxy's reads of those tables after every table
+ * it creates, among the reads of the statements a user measures. And after DDL of a routine or
+ * an event, every worker knows the new definition: a procedure redefined to write another
+ * table invalidates it, an event created to write a table keeps it out of the cache.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
+import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
+import { startProxyProcess } from '../support/proxy-process.ts';
+import type { ProxyProcess } from '../support/proxy-process.ts';
+
+const DB = 'nc_programs';
+/** Far beyond a reload's time: a wait that reaches it has failed, not been slow. */
+const DEADLINE_MS = 20_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('rows of stored routines and events kept between metadata loads', () => {
+  let server: EphemeralServer;
+  let root: MysqlConnection;
+
+  const connect = (host: string, port: number): Promise<MysqlConnection> =>
+    MysqlConnection.connect({ host, port, user: 'root', password: '', database: DB });
+
+  const run = async (connection: MysqlConnection, sql: string): Promise<void> => {
+    const result = await connection.query(sql);
+    assert.equal(result.error, null, `${sql}: ${result.error?.message}`);
+  };
+
+  const startProxy = (workers: number): Promise<ProxyProcess> =>
+    startProxyProcess({
+      backend: `${server.host}:${server.port}`,
+      workers,
+      extraArgs: ['--admin-user', 'root', '--admin-password', ''],
+    });
+
+  const hits = async (client: MysqlConnection): Promise<number> =>
+    Number((await client.queryRows("SHOW GLOBAL STATUS LIKE 'Qcache_hits'"))[0]?.[1]);
+
+  /** Reads `sql` through `client` until a read of it is served (the metadata knows its table). */
+  const untilServed = async (client: MysqlConnection, sql: string): Promise<void> => {
+    const before = await hits(client);
+    const deadline = Date.now() + DEADLINE_MS;
+    while ((await hits(client)) === before) {
+      assert.ok(Date.now() < deadline, `${sql} was never served`);
+      await client.queryRows(sql);
+      await client.queryRows(sql);
+      await sleep(20);
+    }
+  };
+
+  before(async () => {
+    server = await startEphemeralServer({ serverOptions: { userstat: true } });
+    const setup = await MysqlConnection.connect({
+      host: server.host,
+      port: server.port,
+      user: 'root',
+      password: '',
+      database: null,
+    });
+    await run(setup, `CREATE DATABASE ${DB}`);
+    setup.close();
+    root = await connect(server.host, server.port);
+    for (const sql of [
+      'CREATE TABLE counts (id INT PRIMARY KEY, n INT)',
+      'INSERT INTO counts VALUES (1, 0)',
+      'CREATE TABLE totals (id INT PRIMARY KEY, v INT)',
+      'INSERT INTO totals VALUES (1, 100)',
+      'CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY)',
+      'CREATE PROCEDURE touch(k INT) UPDATE counts SET n = n + 1 WHERE id = k',
+    ]) {
+      await run(root, sql);
+    }
+  });
+
+  after(async () => {
+    root?.close();
+    await server?.stop();
+  });
+
+  test('DDL of tables relayed by the proxy reads no row of mysql.proc or mysql.event', async () => {
+    await run(
+      root,
+      'CREATE EVENT nothing ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO DELETE FROM ticks',
+    );
+    const proxy = await startProxy(1);
+    const client = await connect(proxy.host, proxy.port);
+    try {
+      await run(client, 'CREATE TABLE first (id INT)');
+      await untilServed(client, 'SELECT id FROM first');
+      await run(root, 'FLUSH TABLE_STATISTICS');
+      await run(root, 'FLUSH INDEX_STATISTICS');
+
+      // A table, an index, a view, a trigger, a sequence: each reloads the metadata.
+      for (const sql of [
+        'CREATE TABLE second (id INT)',
+        'CREATE INDEX by_id ON second (id)',
+        'CREATE VIEW second_ids AS SELECT id FROM second',
+        'CREATE TRIGGER second_tick AFTER INSERT ON second FOR EACH ROW INSERT INTO ticks VALUES (NULL)',
+        'CREATE SEQUENCE numbers',
+        'ALTER TABLE second ADD COLUMN v INT',
+        'RENAME TABLE first TO third',
+      ]) {
+        await run(client, sql);
+      }
+      await untilServed(client, 'SELECT id FROM second_ids');
+      const tables = await root.queryRows(
+        "SELECT TABLE_NAME FROM information_schema.TABLE_STATISTICS WHERE TABLE_SCHEMA = 'mysql'",
+      );
+      const indexes = await root.queryRows(
+        "SELECT TABLE_NAME, INDEX_NAME FROM information_schema.INDEX_STATISTICS WHERE TABLE_SCHEMA = 'mysql'",
+      );
+      assert.deepEqual([...tables, ...indexes], []);
+    } finally {
+      client.close();
+      await run(root, 'DROP EVENT nothing');
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+
+  test('a procedure redefined through one worker writes what its new body says on every worker', async () => {
+    const proxy = await startProxy(2);
+    // Enough connections for both workers to hold some.
+    const clients = await Promise.all(
+      Array.from({ length: 6 }, () => connect(proxy.host, proxy.port)),
+    );
+    try {
+      const read = 'SELECT v FROM totals WHERE id = 1';
+      // Each worker learns that touch writes counts only: a CALL of it leaves totals cached.
+      for (const client of clients) {
+        await run(client, 'CALL touch(1)');
+        await untilServed(client, read);
+      }
+      await run(
+        clients[0]!,
+        'CREATE OR REPLACE PROCEDURE touch(k INT) UPDATE totals SET v = v + 1 WHERE id = k',
+      );
+      for (const [index, caller] of clients.entries()) {
+        await run(caller, 'CALL touch(1)');
+        const expected = [[String(101 + index)]];
+        assert.deepEqual(await root.queryRows(read), expected);
+        for (const client of clients) assert.deepEqual(await client.queryRows(read), expected);
+      }
+    } finally {
+      for (const client of clients) client.close();
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+
+  test('an event created through the proxy keeps the table it writes out of the cache', async () => {
+    const proxy = await startProxy(1);
+    const client = await connect(proxy.host, proxy.port);
+    try {
+      const read = 'SELECT COUNT(*) FROM ticks';
+      await untilServed(client, read);
+      await run(
+        client,
+        'CREATE EVENT tick ON SCHEDULE EVERY 1 HOUR STARTS CURRENT_TIMESTAMP + INTERVAL 1 HOUR DO INSERT INTO ticks VALUES (NULL)',
+      );
+      // The server's scheduler may run it at any time: no read of ticks may be served.
+      const before = await hits(client);
+      for (let i = 0; i < 5; i++) await client.queryRows(read);
+      assert.equal(await hits(client), before);
+    } finally {
+      client.close();
+      await run(root, 'DROP EVENT IF EXISTS tick');
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+});
