@@ -2016,7 +2016,6 @@ export const TransactionOutcome = {
 } as const;
 export type TransactionOutcome = (typeof TransactionOutcome)[keyof typeof TransactionOutcome];
 
-/** What replaces a discarded reply (see acceptDiscarded). */
 /**
  * DDL known to leave stored routines and events alone: it defines a named table, index,
  * sequence, view or trigger, none in a system schema (mysql.proc and mysql.event are tables).
@@ -2030,6 +2029,7 @@ function leavesStoredPrograms(info: StatementInfo, schema: string | null): boole
   return true;
 }
 
+/** What replaces a discarded reply (see acceptDiscarded). */
 export interface Discarded {
   answer: Buffer;
   rollback: Buffer | null;
