@@ -33,6 +33,8 @@ export class ParseState {
   nonDeterministic: string | null = null;
   /** Functions that are no built-in: stored functions or UDFs, as written. */
   readonly unknownFunctions: string[] = [];
+  /** The same by name (see StatementInfo.routineCalls); null once one could not be read. */
+  routineCalls: TableRef[] | null = [];
   userVariable = false;
   systemVariable = false;
   into = false;
@@ -204,7 +206,31 @@ export class ParseState {
     this.nonDeterministic ??= name;
   }
 
-  noteUnknownFunction(name: string): void {
-    if (!this.unknownFunctions.includes(name)) this.unknownFunctions.push(name);
+  /**
+   * A call of a function that is no built-in, spelt `text`, named by the name at token `name`
+   * (-1: a name that cannot be read, as a.b.c()) in the schema at token `schema` (-1: none).
+   */
+  noteUnknownFunction(text: string, schema: number, name: number): void {
+    if (!this.unknownFunctions.includes(text)) this.unknownFunctions.push(text);
+    if (this.routineCalls === null) return;
+    if (name < 0) {
+      this.routineCalls = null;
+      return;
+    }
+    addTable(this.routineCalls, {
+      schema: schema < 0 ? null : this.nameAt(schema),
+      name: this.nameAt(name),
+    });
+  }
+
+  /** The unknown functions another parse of (part of) this statement met. */
+  noteUnknownFunctionsOf(other: ParseState): void {
+    for (const text of other.unknownFunctions) {
+      if (!this.unknownFunctions.includes(text)) this.unknownFunctions.push(text);
+    }
+    if (other.routineCalls === null) this.routineCalls = null;
+    else if (this.routineCalls !== null) {
+      for (const call of other.routineCalls) addTable(this.routineCalls, call);
+    }
   }
 }

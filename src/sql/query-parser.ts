@@ -630,7 +630,11 @@ function scanName(s: ParseState): void {
   if (s.isOperatorAt(last + 1, LEFT_PARENTHESIS)) {
     if (last > i || tokens.kinds[i] === TokenKind.QuotedIdentifier) {
       // Built-ins are never qualified nor quoted: this is a stored function.
-      s.noteUnknownFunction(tokens.sql.slice(tokens.starts[i], tokens.ends[last]));
+      s.noteUnknownFunction(
+        tokens.sql.slice(tokens.starts[i], tokens.ends[last]),
+        last === i + 2 ? i : -1,
+        last <= i + 2 ? last : -1,
+      );
     } else {
       callFunction(s, i);
     }
@@ -707,7 +711,7 @@ function callFunction(s: ParseState, i: number): void {
       return;
     }
     case FunctionCategory.Unknown:
-      if (!isSyntaxBeforeParenthesis(tokens.ids[i]!)) s.noteUnknownFunction(tokens.text(i));
+      if (!isSyntaxBeforeParenthesis(tokens.ids[i]!)) s.noteUnknownFunction(tokens.text(i), -1, i);
   }
 }
 
@@ -776,13 +780,16 @@ export function sweepFunctionCalls(s: ParseState, from: number, to: number): voi
     }
     if (!s.isOperatorAt(i + 1, LEFT_PARENTHESIS)) continue;
     if (kind === TokenKind.QuotedIdentifier || s.isOperatorAt(i - 1, DOT)) {
-      s.noteUnknownFunction(tokens.text(i));
+      // db.f( or `f`(; a.b.f( names no function.
+      const qualified = s.isOperatorAt(i - 1, DOT);
+      const readable = !qualified || (s.isNameAt(i - 2) && !s.isOperatorAt(i - 3, DOT));
+      s.noteUnknownFunction(tokens.text(i), qualified ? i - 2 : -1, readable ? i : -1);
       continue;
     }
     const id = functionIdOf(tokens.sql, tokens.starts[i]!, tokens.ends[i]!);
     const category = categoryOf(id);
     if (category === FunctionCategory.Unknown) {
-      if (!isSyntaxBeforeParenthesis(ids[i]!)) s.noteUnknownFunction(tokens.text(i));
+      if (!isSyntaxBeforeParenthesis(ids[i]!)) s.noteUnknownFunction(tokens.text(i), -1, i);
     } else if (category === FunctionCategory.SequenceWrite) {
       s.noteNonDeterministic(functionName(id));
       s.writesEverything = true;

@@ -158,9 +158,10 @@ function classifyStatement(
     sweepFunctionCalls(s, start, end);
     if (start >= end || !startsReadOnly(s, start)) s.writesEverything = true;
   }
-  if (s.unknownFunctions.length > 0) s.writesEverything = true;
   // A 6-digit versioned comment that may or may not run could hide part of a write.
   if (tokens.uncertainVersionedComment && kind !== 'select') s.writesEverything = true;
+  const writesEverythingWithoutFunctions = s.writesEverything;
+  if (s.unknownFunctions.length > 0) s.writesEverything = true;
   const verdict =
     start >= end && !s.failed
       ? { cacheable: false, reason: EMPTY_REASON }
@@ -179,6 +180,9 @@ function classifyStatement(
     writes: s.writes,
     writesEverything:
       s.writesEverything && !(facts.control?.kind === 'flush' && facts.control.dataUnchanged),
+    writesEverythingWithoutFunctions:
+      writesEverythingWithoutFunctions &&
+      !(facts.control?.kind === 'flush' && facts.control.dataUnchanged),
     cacheable: verdict.cacheable,
     notCacheableReason: verdict.reason,
     sqlCache: s.sqlNoCache ? 'SQL_NO_CACHE' : s.sqlCache ? 'SQL_CACHE' : 'default',
@@ -186,6 +190,7 @@ function classifyStatement(
     implicitCommit: s.implicitCommit,
     temporary: s.temporary,
     unknownFunctions: s.unknownFunctions,
+    routineCalls: s.routineCalls,
     multiStatement: false,
     keyText: tokens.spanText(start, end - 1),
     ddlObject: kind === 'ddl' && !s.failed ? s.ddlObject : null,
@@ -214,6 +219,8 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     reads,
     writes,
     writesEverything: statements.some((statement) => statement.writesEverything),
+    // A text of several statements is not followed through its functions.
+    writesEverythingWithoutFunctions: statements.some((statement) => statement.writesEverything),
     cacheable: false,
     notCacheableReason: 'multi-statement',
     sqlCache: 'default',
@@ -221,6 +228,7 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     implicitCommit: statements.some((statement) => statement.implicitCommit),
     temporary: statements.some((statement) => statement.temporary),
     unknownFunctions,
+    routineCalls: null,
     multiStatement: true,
     keyText: tokens.spanText(skipSemicolons(tokens, 0), last),
     ddlObject: null,

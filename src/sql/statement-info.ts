@@ -69,6 +69,18 @@ export interface StatementInfo {
    * anything, so they set writesEverything; a caller that knows them read-only may relax that.
    */
   unknownFunctions: string[];
+  /**
+   * The same by name, as the server looks them up: schema null when unqualified (the current
+   * database's, unless a UDF or a native function has the name), names normalized as tables'
+   * (routineNameOf lowers them); null when one of them could not be read (a.b.f()).
+   */
+  routineCalls: TableRef[] | null;
+  /**
+   * writesEverything as it would be if every unknown function wrote nothing: false when calls
+   * of them are its only writes the text does not tell (whoever knows what they write may add
+   * that to `writes`).
+   */
+  writesEverythingWithoutFunctions: boolean;
   /** The text held several statements; see classifyAll() for each. */
   multiStatement: boolean;
   /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */

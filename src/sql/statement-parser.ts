@@ -187,7 +187,7 @@ function parseExplain(s: ParseState): StatementKind {
     const explained = new ParseState(s.tokens, s.pos, s.end, s.lowerCaseTableNames);
     parseStatement(explained);
     if (explained.failed || explained.pos < explained.end) sweepFunctionCalls(s, s.pos, s.end);
-    else for (const name of explained.unknownFunctions) s.noteUnknownFunction(name);
+    else s.noteUnknownFunctionsOf(explained);
   }
   s.skipRest();
   return 'show';

@@ -1858,6 +1858,38 @@ describe('other fields', () => {
     assert.deepEqual(info('SELECT ABS(a) FROM t1').unknownFunctions, []);
   });
 
+  test('routineCalls: the unknown functions by name, as the server looks them up', () => {
+    assert.deepEqual(info('SELECT db.f(a), `G`(b), h(c), ABS(d) FROM t1').routineCalls, [
+      { schema: 'db', name: 'f' },
+      { schema: null, name: 'G' },
+      { schema: null, name: 'h' },
+    ]);
+    assert.deepEqual(info('SET @x = f(1), @y = f(2)').routineCalls, [{ schema: null, name: 'f' }]);
+    assert.deepEqual(info('EXPLAIN SELECT f(1)').routineCalls, [{ schema: null, name: 'f' }]);
+    // A name that is no routine's: unreadable.
+    assert.equal(info('SELECT a.b.c(1)').routineCalls, null);
+    assert.equal(info('SELECT 1; SELECT f(1)').routineCalls, null);
+    // Gathered by the sweep of a statement that did not parse, qualified too.
+    assert.deepEqual(info('SELECT db.f(1) FROM t WHERE').routineCalls, [
+      { schema: 'db', name: 'f' },
+    ]);
+  });
+
+  const functionOnlyWrites: Array<[string, boolean]> = [
+    ["SELECT f('a') FROM t1", false],
+    ["DO f('a')", false],
+    ['UPDATE t1 SET a = f(a)', false],
+    // Writes it cannot tell besides: a CALL, a sequence, a text that did not parse.
+    ['CALL p(f(1))', true],
+    ['SELECT f(1), NEXTVAL(s)', false],
+    ['UPDATE t1 SET a = f(a) WHERE id = (', true],
+    ['SELECT ABS(1)', false],
+  ];
+  for (const [sql, untold] of functionOnlyWrites) {
+    test(`writesEverythingWithoutFunctions ${untold}: ${sql}`, () =>
+      assert.equal(info(sql).writesEverythingWithoutFunctions, untold));
+  }
+
   const ddlObjects: Array<[string, string | null]> = [
     ['CREATE TABLE t (a INT)', 'table'],
     ['CREATE OR REPLACE TABLE db.t SELECT 1 AS a', 'table'],
