@@ -49,16 +49,23 @@ export interface SchemaSnapshot {
    */
   writtenBehind?: string[];
   /**
-   * Procedures ("schema.name", the name lowered: see routineNameOf) whose bodies run no DDL,
-   * directly or through the procedures they call: a CALL of one changes no table, view, trigger,
-   * foreign key or event, so the metadata stays as it is. A procedure left out may run DDL.
+   * Procedures ("schema.name", the name lowered: see routineNameOf) and stored functions
+   * ("schema.name()") whose bodies run no DDL, directly or through the routines they call: a
+   * CALL of one (a statement calling one) changes no table, view, trigger, foreign key or event,
+   * so the metadata stays as it is, and creates no temporary table. One left out may run DDL.
    */
   ddlFreeProcedures?: Set<string>;
   /**
-   * Procedure names (lowered) all of whose procedures, in every schema, are among
-   * ddlFreeProcedures; empty unless the snapshot holds every procedure the server has.
+   * Procedure names (lowered) and function names ("name()") all of whose routines, in every
+   * schema, are among ddlFreeProcedures (and no loadable function has the name); empty unless
+   * the snapshot holds every routine the server has.
    */
   ddlFreeNames?: Set<string>;
+  /**
+   * Names (lowered) of the loadable functions (UDFs): an unqualified call of one of these runs
+   * it, not a stored function. Undefined when they could not be read: any name may be one.
+   */
+  udfNames?: Set<string>;
   /**
    * Tables with a trigger that may create a table: CREATE TEMPORARY TABLE is allowed in
    * triggers (and in the stored functions and procedures they call). A session that writes one
@@ -66,9 +73,9 @@ export interface SchemaSnapshot {
    */
   temporaryTableTriggers?: Set<string>;
   /**
-   * Procedures among ddlFreeProcedures whose writes are told: the tables ("schema.table") their
-   * bodies and the procedures they call write, before triggers and cascades. One left out
-   * writes what cannot be told.
+   * Routines among ddlFreeProcedures whose writes are told: the tables ("schema.table") their
+   * bodies and the routines they call write, before triggers and cascades. One left out writes
+   * what cannot be told.
    */
   procedureWrites?: Map<string, string[]>;
 }
@@ -229,6 +236,12 @@ export class TableDependencies {
       for (const table of written) tables.add(table);
     }
     return [...tables];
+  }
+
+  /** Is the function name `name` ("name()", lowered) known to be no loadable function's? */
+  nameIsNoUdf(name: string): boolean {
+    const udfs = this.#snapshot.udfNames;
+    return udfs !== undefined && !udfs.has(name.endsWith('()') ? name.slice(0, -2) : name);
   }
 
   /** Is every procedure called `name` (lowered), in whatever schema, known to run no DDL? */

@@ -198,7 +198,7 @@ export class SchemaCatalog {
    * triggers' and cascades'; null when that cannot be told (everything).
    */
   callWriteSlots(procedure: TableRef, schema: string | null | undefined): Int32Array | null {
-    const target = this.#callTarget(procedure, schema);
+    const target = this.#callTarget(procedure, schema, '');
     if (target === null) return null;
     const { dependencies, name, key } = target;
     const written =
@@ -317,23 +317,69 @@ export class SchemaCatalog {
    * named in a way it cannot resolve.
    */
   callRunsNoDdl(procedure: TableRef, schema: string | null | undefined): boolean {
-    const target = this.#callTarget(procedure, schema);
+    const target = this.#callTarget(procedure, schema, '');
     if (target === null) return false;
     const { dependencies, name, key } = target;
     return key === null ? dependencies.nameRunsNoDdl(name) : dependencies.runsNoDdl(key);
   }
 
   /**
-   * Where a CALL's procedure is looked up (see callRunsNoDdl): its key "schema.name", or with
-   * `key` null every schema's of its name; null when nowhere.
+   * Are the stored functions a statement calls (StatementInfo.routineCalls; null: unreadable)
+   * all known to run no DDL, as callRunsNoDdl for a procedure? An unqualified name must not be a
+   * loadable function's either (which the server would run instead). False for a UDF, a
+   * function created since the load, or without trusted metadata.
+   */
+  functionsRunNoDdl(calls: readonly TableRef[] | null, schema: string | null | undefined): boolean {
+    if (calls === null) return false;
+    for (const call of calls) {
+      const target = this.#callTarget(call, schema, '()');
+      if (target === null) return false;
+      const { dependencies, name, key } = target;
+      const free =
+        key === null
+          ? dependencies.nameRunsNoDdl(name)
+          : dependencies.runsNoDdl(key) &&
+            // Unqualified in a known schema: still no UDF's name.
+            (call.schema !== null || dependencies.nameIsNoUdf(name));
+      if (!free) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The slots the stored functions a statement calls invalidate, as callWriteSlots; null when
+   * one of them is not known to run no DDL or writes what cannot be told.
+   */
+  functionWriteSlots(
+    calls: readonly TableRef[] | null,
+    schema: string | null | undefined,
+  ): Int32Array | null {
+    if (calls === null || !this.functionsRunNoDdl(calls, schema)) return null;
+    const written: string[] = [];
+    for (const call of calls) {
+      const { dependencies, name, key } = this.#callTarget(call, schema, '()')!;
+      const tables =
+        key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key);
+      if (tables === null) return null;
+      written.push(...tables);
+    }
+    const slots = this.#writeSlotsOf(written, this.current!);
+    return slots === EVERYTHING ? null : slots;
+  }
+
+  /**
+   * Where a routine is looked up (see callRunsNoDdl): its key "schema.name" (with `suffix`, "()"
+   * for a function), or with `key` null every schema's of its name; null when nowhere.
    */
   #callTarget(
     procedure: TableRef,
     schema: string | null | undefined,
+    suffix: '' | '()',
   ): { dependencies: TableDependencies; name: string; key: string | null } | null {
-    const name = routineNameOf(procedure.name);
+    const routine = routineNameOf(procedure.name);
     const dependencies = this.#admin === null ? null : this.current;
-    if (name === null || dependencies === null) return null;
+    if (routine === null || dependencies === null) return null;
+    const name = routine + suffix;
     if (procedure.schema === null && schema === undefined) return { dependencies, name, key: null };
     const owner = procedure.schema ?? schema ?? null;
     // A schema the text spells outside ASCII is the metadata's only for a UTF-8 client.

@@ -1119,7 +1119,7 @@ export class StatementRouter {
       this.#hiddenTemporary = true;
     } else if (
       info.multiStatement ||
-      info.unknownFunctions.length > 0 ||
+      (info.unknownFunctions.length > 0 && !this.#callsDdlFreeFunctions(plan, info, schema)) ||
       // A trigger may create a temporary table too; a procedure's writes may fire any.
       ((ddlFreeCall || (TRIGGER_FIRING.has(info.kind) && info.writes.length > 0)) &&
         this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema)) ||
@@ -1755,30 +1755,55 @@ export class StatementRouter {
     // string misread can hide a function call or a table. Any such text may write anything.
     const misreadable =
       !entry.modeIndependent && (snapshot === null || snapshot.unsafeCharset || this.#stateDirty);
+    // Calls of stored functions the metadata knows to run no DDL write what their bodies tell
+    // (the text read as the server reads it, for the functions' names): a statement whose
+    // only untold writes they are writes that besides what it names.
+    let writesEverything = info.writesEverything;
+    let functionSlots: Int32Array | null = null;
+    if (writesEverything && info.unknownFunctions.length > 0 && !misreadable) {
+      functionSlots = this.#worker.catalog.functionWriteSlots(
+        info.routineCalls,
+        this.#callLookupSchema(schema),
+      );
+      if (functionSlots !== null && !info.writesEverythingWithoutFunctions) {
+        writesEverything = false;
+      }
+    }
+    const functionsWrite = functionSlots !== null && functionSlots.length > 0;
     // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show; a CALL
     // of a procedure the metadata knows to run none does not.
     const schemaChange =
       info.kind === 'ddl' ||
-      (info.writesEverything &&
+      (writesEverything &&
         (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
         !(!misreadable && this.#callRunsNoDdl(info, schema)));
     const leavesPrograms = schemaChange && leavesStoredPrograms(info, schema);
-    // Such a CALL writes what the procedure's body tells, when it tells and the arguments call
-    // no stored function (marks with no slot: it writes nothing, but is no statement of none).
-    if (info.control?.kind === 'call' && !schemaChange && info.unknownFunctions.length === 0) {
+    // Such a CALL writes what the procedure's body tells, when it tells, and what the functions
+    // its arguments call write (marks with no slot: it writes nothing, but is no statement of
+    // none).
+    if (
+      info.control?.kind === 'call' &&
+      !schemaChange &&
+      (info.unknownFunctions.length === 0 || functionSlots !== null)
+    ) {
       const slots = this.#worker.catalog.callWriteSlots(
         info.control.procedure!,
         this.#callLookupSchema(schema),
       );
       if (slots !== null) {
-        return { slots, everything: false, schemaChange: false, leavesPrograms: false };
+        return {
+          slots: functionsWrite ? concatSlots(slots, functionSlots!) : slots,
+          everything: false,
+          schemaChange: false,
+          leavesPrograms: false,
+        };
       }
     }
     // XA COMMIT publishes writes made before it, possibly in another session, whose marks are gone.
     const commitsXa = info.control?.kind === 'xa-commit';
     const readWrites = info.reads.length > 0 && this.#readsMayWrite(entry, schema);
     if (
-      info.writesEverything ||
+      writesEverything ||
       commitsXa ||
       readWrites ||
       snapshot === null ||
@@ -1788,28 +1813,44 @@ export class StatementRouter {
     ) {
       if (
         misreadable ||
-        info.writesEverything ||
+        writesEverything ||
         commitsXa ||
         readWrites ||
         info.writes.length > 0 ||
         schemaChange
       )
         return { slots: null, everything: true, schemaChange, leavesPrograms };
-      // Without a known session state, a statement that names no writes still writes nothing.
+      // Without a known session state, a statement that names no writes writes only what the
+      // functions it calls do, whose bodies name their tables in their own schemas.
+      if (functionsWrite) {
+        return { slots: functionSlots, everything: false, schemaChange, leavesPrograms };
+      }
       return null;
     }
     const writes =
       this.#temporary.size === 0
         ? info.writes
         : info.writes.filter((table) => !this.#temporary.has(qualify(table, schema) ?? ''));
-    if (writes.length === 0)
+    if (writes.length === 0) {
+      if (functionsWrite) {
+        return { slots: functionSlots, everything: false, schemaChange, leavesPrograms };
+      }
       return schemaChange ? { slots: null, everything: false, schemaChange, leavesPrograms } : null;
+    }
     const slots =
       writes === info.writes
         ? this.#writeFacts(entry, schema).writeSlots!
         : this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING)
       return { slots: null, everything: true, schemaChange, leavesPrograms };
+    if (functionsWrite) {
+      return {
+        slots: concatSlots(slots, functionSlots!),
+        everything: false,
+        schemaChange,
+        leavesPrograms,
+      };
+    }
     return { slots, everything: false, schemaChange, leavesPrograms };
   }
 
@@ -1825,6 +1866,20 @@ export class StatementRouter {
     const control = info.control;
     if (control?.kind !== 'call' || control.procedure === null) return false;
     return this.#worker.catalog.callRunsNoDdl(control.procedure, this.#callLookupSchema(schema));
+  }
+
+  /**
+   * Were the stored functions a statement called all known to run no DDL (so none created a
+   * table), its text read as the server reads it? Its marks tell: they write everything unless
+   * #writeMarks followed the functions, which it does only for such a text. A temporary-table
+   * statement's marks are none either way: it is not taken to be one.
+   */
+  #callsDdlFreeFunctions(plan: CommandPlan, info: StatementInfo, schema: string | null): boolean {
+    return (
+      !info.temporary &&
+      plan.marks?.everything !== true &&
+      this.#worker.catalog.functionsRunNoDdl(info.routineCalls, this.#callLookupSchema(schema))
+    );
   }
 
   /** `schema` while it is known to be the current one; undefined (every schema's) otherwise. */
@@ -2015,6 +2070,14 @@ export const TransactionOutcome = {
   DISCARD_NEXT: 1,
 } as const;
 export type TransactionOutcome = (typeof TransactionOutcome)[keyof typeof TransactionOutcome];
+
+/** The slots of both (a slot in both is marked twice, which TransactionState allows). */
+function concatSlots(first: Int32Array, second: Int32Array): Int32Array {
+  const slots = new Int32Array(first.length + second.length);
+  slots.set(first);
+  slots.set(second, first.length);
+  return slots;
+}
 
 /**
  * DDL known to leave stored routines and events alone: it defines a named table, index,

@@ -137,7 +137,7 @@ export async function loadSchemaSnapshot(
     kept === undefined ? connection.queryRows(sql) : kept.read(connection, sql);
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, innodbForeignKeys, events, routines, routineCount] =
+  const [tables, views, triggers, innodbForeignKeys, events, routines, routineCount, udfs] =
     await Promise.all([
       connection.queryRows(
         `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
@@ -168,6 +168,11 @@ export async function loadSchemaSnapshot(
         .queryRows('SELECT COUNT(*) FROM mysql.proc')
         .then((rows) => Number(rows[0]?.[0] ?? NaN))
         .catch(() => NaN),
+      // Loadable functions (UDFs): an unqualified call of one of these names runs it, not the
+      // stored function of the same name. Null when they cannot be read.
+      programRows('SELECT name FROM mysql.func')
+        .then((rows) => new Set(rows.map(([name]) => (name ?? '').toLowerCase())))
+        .catch(() => null),
     ]);
 
   const snapshot: SchemaSnapshot = {
@@ -262,6 +267,7 @@ export async function loadSchemaSnapshot(
   const procedures = ddlFreeProcedures(
     routines,
     routineCount,
+    udfs,
     lctn,
     serverVersion,
     reference,
@@ -269,6 +275,7 @@ export async function loadSchemaSnapshot(
   );
   snapshot.ddlFreeProcedures = procedures.free;
   snapshot.ddlFreeNames = procedures.freeNames;
+  if (udfs !== null) snapshot.udfNames = new Set(udfs);
   snapshot.procedureWrites = procedures.writes;
 
   const triggerWrites = new Map<string, Set<string>>();
@@ -536,17 +543,22 @@ function triggerBodyWrites(
 
 /** What the routine list tells (see ddlFreeProcedures); every name "schema.name", lowered. */
 interface RoutineKnowledge {
-  /** Procedures that run no DDL and create no table. */
+  /**
+   * Routines that run no DDL and create no table: procedures as "schema.name", stored
+   * functions as "schema.name()" (the name lowered), as SchemaSnapshot.ddlFreeProcedures.
+   */
   free: Set<string>;
-  /** Names all of whose procedures are free. */
+  /** Names all of whose routines are free: "name" of procedures, "name()" of functions. */
   freeNames: Set<string>;
-  /** Stored functions. */
+  /** Stored functions, "schema.name". */
   functions: Set<string>;
+  /** Names of loadable functions (UDFs), lowered; null when they could not be read. */
+  udfs: ReadonlySet<string> | null;
   /** Views whose reading may write ("schema.view"), through the views they read. */
   writingViews: ReadonlySet<string>;
   /** The list was the server's whole list: what it does not hold does not exist. */
   complete: boolean;
-  /** Free procedures whose writes are told, with those of the procedures they call. */
+  /** Free routines whose writes are told, with those of the routines they call. */
   writes: Map<string, string[]>;
 }
 
@@ -571,10 +583,13 @@ function triggerMayCreateTables(
 }
 
 /**
- * The procedures ("schema.name", the name lowered) that run no DDL and create no table: none in
- * their own body, and none in any procedure they call, followed to the end (a cycle of calls
- * without DDL runs none); and the names (lowered) all of whose procedures, in every schema, are
- * such, so that a CALL of the name is one wherever it runs (or fails, where there is none).
+ * The procedures ("schema.name", the name lowered) and stored functions ("schema.name()") that
+ * run no DDL and create no table: none in their own body, and none in any routine they call,
+ * followed to the end (a cycle of calls without DDL runs none); and the names (lowered, "name()"
+ * for functions) all of whose routines, in every schema, are such, so that a CALL of the name
+ * (an unqualified call of the function) is one wherever it runs (or fails, where there is none).
+ * A function name is no such name when a loadable function (UDF) has it, or when `udfs` could
+ * not be read: an unqualified call would run the UDF.
  * Known only from the whole list of routines (`count`, mysql.proc's): ROUTINES leaves out what
  * the account may not see, and a stored function (which may create a temporary table) it does
  * not list would look like any other name. Nothing is known either when a routine's name is
@@ -584,6 +599,7 @@ function triggerMayCreateTables(
 function ddlFreeProcedures(
   rows: ReadonlyArray<ReadonlyArray<string | null>>,
   count: number,
+  udfs: ReadonlySet<string> | null,
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
   reference: (schema: string) => (table: TableRef) => string | null,
@@ -593,12 +609,14 @@ function ddlFreeProcedures(
     free: new Set(),
     freeNames: new Set(),
     functions: new Set(),
+    udfs,
     writingViews,
     complete: false,
     writes: new Map(),
   };
   if (rows.length !== count) return nothing;
   const functions = new Set<string>();
+  // Procedures and functions, each by its key (see RoutineKnowledge.free) and its name's.
   const procedures: Array<
     [key: string, name: string, owner: string, body: string | null, sqlMode: string, schema: string]
   > = [];
@@ -606,19 +624,19 @@ function ddlFreeProcedures(
     const owner = schema == null ? null : catalogNameOf(schema, lctn);
     const routine = name == null ? null : routineNameOf(name);
     if (owner === null || routine === null) return nothing;
+    if (type !== 'FUNCTION' && type !== 'PROCEDURE') return nothing;
+    const call = type === 'FUNCTION' ? '()' : '';
     if (type === 'FUNCTION') functions.add(`${owner}.${routine}`);
-    else if (type === 'PROCEDURE')
-      procedures.push([
-        `${owner}.${routine}`,
-        routine,
-        owner,
-        body ?? null,
-        sqlMode ?? '',
-        schema!,
-      ]);
-    else return nothing;
+    procedures.push([
+      `${owner}.${routine}${call}`,
+      `${routine}${call}`,
+      owner,
+      body ?? null,
+      sqlMode ?? '',
+      schema!,
+    ]);
   }
-  const hazards = { functions, writingViews };
+  const hazards = { functions, udfs, writingViews };
   const callees = new Map<string, string[]>();
   for (const [key, , owner, body, sqlMode] of procedures) {
     const calls = procedureCalls(body, owner, sqlMode, hazards, {
@@ -638,11 +656,19 @@ function ddlFreeProcedures(
   }
   const freeNames = new Set(procedures.map(([, name]) => name));
   for (const [key, name] of procedures) if (!free.has(key)) freeNames.delete(name);
+  for (const name of freeNames) {
+    if (name.endsWith('()') && (udfs === null || udfs.has(name.slice(0, -2)))) {
+      freeNames.delete(name);
+    }
+  }
   // What each free procedure writes itself, then with what it calls (all free, so all read).
   const own = new Map<string, string[] | null>();
   for (const [key, , , body, sqlMode, schema] of procedures) {
     if (!free.has(key)) continue;
-    own.set(key, procedureWrites(body!, sqlMode, reference(schema), lctn, serverVersion));
+    own.set(
+      key,
+      procedureWrites(body!, sqlMode, reference(schema), lctn, serverVersion, udfs !== null),
+    );
   }
   const writes = new Map<string, string[]>();
   for (const key of free) {
@@ -664,7 +690,7 @@ function ddlFreeProcedures(
     }
     if (told) writes.set(key, [...tables]);
   }
-  return { free, freeNames, functions, writingViews, complete: true, writes };
+  return { free, freeNames, functions, udfs, writingViews, complete: true, writes };
 }
 
 /** Words that begin a statement that writes the tables it names. */
@@ -704,7 +730,8 @@ const SEQUENCE_WRITERS = new Set(['NEXTVAL', 'SETVAL']);
  * word to its end, whatever flow control comes before it (IF ... THEN, WHILE ... DO, a handler),
  * and anything the classifier cannot follow there, or a word of UNTOLD_WRITE_WORDS, a
  * sequence's writer, or a global system variable anywhere, makes it untold. Read under the
- * procedure's own sql_mode, as its calls are.
+ * procedure's own sql_mode, as its calls are. A call of a stored function in one of those
+ * statements adds nothing here (`udfsKnown`: no UDF may be taken for one).
  */
 function procedureWrites(
   body: string,
@@ -712,6 +739,7 @@ function procedureWrites(
   qualify: (table: TableRef) => string | null,
   lctn: LowerCaseTableNames,
   serverVersion: number | undefined,
+  udfsKnown: boolean,
 ): string[] | null {
   const modes = sqlMode.split(',');
   const options: ClassifyOptions = {
@@ -728,7 +756,10 @@ function procedureWrites(
     if (i === tokens.count || isOperator(tokens, i, SEMICOLON)) {
       if (writer >= 0) {
         const info = classify(tokens.spanText(writer, i - 1), options);
-        if (info.writesEverything || info.multiStatement) return null;
+        // The stored functions it calls are among the body's callees (see procedureCalls),
+        // whose writes are added to its own; not while a call may be of an unknown UDF.
+        const untold = udfsKnown ? info.writesEverythingWithoutFunctions : info.writesEverything;
+        if (untold || info.multiStatement) return null;
         for (const table of info.writes) {
           const name = qualify(table);
           if (name === null) return null;
@@ -770,12 +801,14 @@ const DDL_WORDS = new Set([
 ]);
 
 /**
- * The procedures a body calls ("schema.name", the name lowered, qualified by `owner`, the
- * procedure's own schema), or null when it may run DDL or create a table of its own: a DDL word
- * anywhere, a call of one of `functions` (stored functions may create temporary tables; a name
- * that is one is taken as a call of it, even where it names a table), a name of one of
- * `writingViews` (whose functions may as well), a CALL whose name cannot be read, a body that is
- * hidden or does not lex. Read under the sql_mode the procedure was
+ * The routines a body calls: procedures ("schema.name", the name lowered, qualified by `owner`,
+ * the routine's own schema) and stored functions ("schema.name()": a name that is one of
+ * `functions`, before a parenthesis, is taken as a call of it even where it names a table); or
+ * null when it may run DDL or create a table of its own: a DDL word anywhere, an unqualified
+ * call of a loadable function (UDF), or of a stored function while the UDFs are not known (the
+ * UDF of that name would run), a name of one of `writingViews` (whose functions may create
+ * tables), a CALL whose name cannot be read, a body that is hidden or does not lex. Read under
+ * the sql_mode the procedure was
  * created with (ROUTINES.SQL_MODE); under ORACLE a procedure calls another without CALL, so
  * nothing is known of it.
  */
@@ -783,10 +816,14 @@ function procedureCalls(
   body: string | null,
   owner: string,
   sqlMode: string,
-  hazards: { functions: ReadonlySet<string>; writingViews: ReadonlySet<string> },
+  hazards: {
+    functions: ReadonlySet<string>;
+    udfs: ReadonlySet<string> | null;
+    writingViews: ReadonlySet<string>;
+  },
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] | null {
-  const { functions, writingViews } = hazards;
+  const { functions, udfs, writingViews } = hazards;
   const lctn = base.lowerCaseTableNames;
   const modes = sqlMode.split(',');
   if (body === null || modes.includes('ORACLE')) return null;
@@ -810,7 +847,11 @@ function procedureCalls(
         ? catalogNameOf(tokens.identifier(i - 2), base.lowerCaseTableNames)
         : owner;
       const name = routineNameOf(tokens.identifier(i));
-      if (schema !== null && name !== null && functions.has(`${schema}.${name}`)) return null;
+      if (!qualified && name !== null && udfs?.has(name) === true) return null;
+      if (schema !== null && name !== null && functions.has(`${schema}.${name}`)) {
+        if (!qualified && udfs === null) return null;
+        calls.push(`${schema}.${name}()`);
+      }
     }
     if (tokens.kinds[i] !== TokenKind.Word) continue;
     const word = tokens.ids[i]!;

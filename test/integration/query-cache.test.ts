@@ -1646,16 +1646,21 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('writes the proxy cannot trace invalidate everything: CALLs that call stored functions, stored functions', () =>
+  test('a statement calling stored functions invalidates what their bodies write, or everything when that is untold', () =>
     scenario(
       [
         ...KV,
         ...KV2,
         'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        'CREATE SEQUENCE ticket',
         `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
          BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
-        // What these write cannot be told: the first calls a stored function, the second is
-        // given one as its argument.
+        // Writes through another function.
+        'CREATE FUNCTION relogged(x VARCHAR(60)) RETURNS VARCHAR(60) RETURN logged(CONCAT(x, "!"))',
+        'CREATE FUNCTION doubled(x INT) RETURNS INT DETERMINISTIC RETURN x * 2',
+        // A sequence's writer: what it writes is not told.
+        'CREATE FUNCTION untold() RETURNS BIGINT RETURN NEXTVAL(ticket)',
+        // Its UPDATE calls a function: it writes t and, through the function, audit.
         "CREATE PROCEDURE bump() UPDATE t SET v = CONCAT(v, '+') WHERE logged('bump') IS NOT NULL",
         'CREATE PROCEDURE add_audit(IN n VARCHAR(60)) INSERT INTO audit (note) VALUES (n)',
       ],
@@ -1671,37 +1676,64 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await readAll();
         await readAll();
         await run.expect({ hits: 4, inserts: 4 }, 'cached');
-        const writes: Array<[string, () => Promise<unknown>]> = [
-          ['CALL', () => writer.query('CALL bump()')],
+        // A read makes the proxy learn the writer's current database, for the names its UPDATE
+        // writes.
+        await writer.query(READ_U);
+        await run.expect({ hits: 1 }, 'the writer reads');
+        // Each writes audit (and t, where it says so): the other tables stay cached.
+        const writes: Array<[string, () => Promise<unknown>, number]> = [
+          ['CALL of a procedure whose UPDATE calls one', () => writer.query('CALL bump()'), 1],
           [
             'CALL with a stored function as its argument',
             () => writer.query("CALL add_audit(logged('called'))"),
+            2,
           ],
           [
             'a stored function in an UPDATE',
             () => writer.query('UPDATE t SET v = logged(v) WHERE id = 1'),
+            1,
           ],
           [
             'a stored function in a SELECT',
             () => writer.query("SELECT logged('from a select') FROM u WHERE id = 1"),
+            2,
           ],
-          ['a stored function in DO', () => writer.query("DO logged('do')")],
-          ['a stored function in SET', () => writer.query("SET @r = logged('set')")],
+          ['a stored function in DO', () => writer.query("DO logged('do')"), 2],
+          ['a stored function in SET', () => writer.query("SET @r = logged('set')"), 2],
           [
             'a stored function in a prepared SELECT',
             () => writer.execute('SELECT logged(?) FROM u WHERE id = 1', ['prepared']),
+            2,
+          ],
+          [
+            'a stored function calling another, qualified',
+            () => writer.query(`SELECT ${run.database}.relogged('twice removed')`),
+            2,
           ],
           [
             'a stored function in a reader’s own SELECT',
             () => reader.query("SELECT logged('reader') FROM u WHERE id = 2"),
+            2,
           ],
         ];
-        for (const [name, write] of writes) {
+        for (const [name, write, hits] of writes) {
           await write();
-          await run.expect({ invalidations_all: 1 }, name);
+          await run.expect({ invalidations_all: 0 }, name);
           await readAll();
-          await run.expect({ hits: 0 }, `after ${name}`);
+          await run.expect({ hits }, `after ${name}`);
+          await readAll();
+          await run.expect({ hits: 4 }, `cached again after ${name}`);
         }
+        // Writes nothing: every read still hits.
+        await writer.query('SELECT doubled(w) FROM u ORDER BY id');
+        await reader.query('SELECT doubled(w) FROM u ORDER BY id');
+        await readAll();
+        await run.expect({ hits: 4, invalidations: 0, invalidations_all: 0 }, 'after doubled()');
+        // What it writes is not told: everything.
+        await writer.query('SELECT untold()');
+        await run.expect({ invalidations_all: 1 }, 'untold()');
+        await readAll();
+        await run.expect({ hits: 0 }, 'after untold()');
       },
     ));
 
@@ -1812,11 +1844,14 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       ],
       async (run) => {
         const other = await run.session('other', { worker: 0 });
-        // The procedure runs no DDL, but its argument makes a temporary t in this session; so
+        // A function called by a statement makes a temporary t in this session. The procedure
+        // runs no DDL, but its argument makes one; so
         // does the other procedure's body, through the same function; so does a trigger, fired
         // by a plain INSERT or by a procedure's; so does a view calling it, read by a SELECT, by a
         // procedure, or by a subquery among a CALL's arguments.
         for (const call of [
+          'SELECT shadow()',
+          'DO shadow() + shadow()',
           'CALL echo(shadow())',
           'CALL via_function()',
           'INSERT INTO maker VALUES (1)',

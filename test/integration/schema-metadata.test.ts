@@ -156,11 +156,21 @@ const SETUP = [
   `CREATE PROCEDURE ${S}.oracle_style AS BEGIN NULL; END`,
   `SET sql_mode = @saved_sql_mode`,
   // A function is no procedure: CALL cannot name it. A procedure that calls a stored function
-  // may create a table through it (a temporary one); a table or a built-in before a parenthesis
-  // is no call of one.
+  // runs what the function runs: a function may create a (temporary) table; a table or a
+  // built-in before a parenthesis is no call of one.
   `CREATE FUNCTION ${S}.f() RETURNS INT RETURN 1`,
   `CREATE PROCEDURE ${S}.calls_function() SELECT a FROM t1 WHERE id = f()`,
   `CREATE PROCEDURE ${S}.calls_function_qualified() SELECT \`${S}\`.F()`,
+  `CREATE FUNCTION ${S}.makes_temp() RETURNS INT BEGIN
+     CREATE TEMPORARY TABLE IF NOT EXISTS fn_made (id INT); RETURN 1;
+   END`,
+  `CREATE FUNCTION ${S}.calls_maker() RETURNS INT RETURN makes_temp() + 1`,
+  `CREATE PROCEDURE ${S}.calls_making_function() SELECT ${S}.makes_temp()`,
+  `CREATE FUNCTION ${S}.audits(m VARCHAR(20)) RETURNS INT BEGIN
+     INSERT INTO audit (msg) VALUES (m); RETURN 1;
+   END`,
+  `CREATE FUNCTION ${S}.audits_twice() RETURNS INT RETURN audits('a') + audits('b')`,
+  `CREATE PROCEDURE ${S}.updates_with_audit() UPDATE t1 SET a = a + audits('u') WHERE id = 0`,
   `CREATE PROCEDURE ${S}.inserts_columns() INSERT INTO audit (msg) VALUES (CONCAT('a', 'b'))`,
   // So may a view that calls one, and one over it, read by a procedure.
   `CREATE VIEW ${S}.v_calls_f AS SELECT ${S}.f() AS x`,
@@ -355,14 +365,29 @@ describe('schema metadata', () => {
       'calls_ddl',
       'calls_missing',
       'oracle_style',
-      'calls_function',
-      'calls_function_qualified',
+      'calls_making_function',
       'reads_writing_view',
       'f',
       'no_such_procedure',
+      'makes_temp()',
+      'calls_maker()',
     ]) {
       assert.equal(free(q(name)), false, name);
     }
+    // Stored functions are keyed "name()": those that create no table, themselves or through
+    // the functions they call, and the procedures that call only such.
+    for (const name of [
+      'f()',
+      'audits()',
+      'audits_twice()',
+      'calls_function',
+      'calls_function_qualified',
+    ]) {
+      assert.equal(free(q(name)), true, name);
+    }
+    assert.equal(deps.nameRunsNoDdl('audits()'), true, 'no UDF is named audits');
+    assert.equal(deps.nameIsNoUdf('audits()'), true);
+    assert.equal(deps.nameRunsNoDdl('makes_temp()'), false);
     // Every procedure the server has is listed (root may see them all): a name all of whose
     // procedures run no DDL runs none whatever the current database; one not seen may be new.
     assert.equal(deps.nameRunsNoDdl('writes_rows'), true);
@@ -375,7 +400,12 @@ describe('schema metadata', () => {
       [...(snapshot.ddlFreeProcedures ?? [])].filter((name) => name.startsWith(`${S}.`)).sort(),
       [
         q('advances'),
+        q('audits()'),
+        q('audits_twice()'),
         q('calls_free'),
+        q('calls_function'),
+        q('calls_function_qualified'),
+        q('f()'),
         q('global_setting'),
         q('grants'),
         q('handles'),
@@ -383,6 +413,7 @@ describe('schema metadata', () => {
         q('ping'),
         q('pong'),
         q('replaces_text'),
+        q('updates_with_audit'),
         q('writes_rows'),
       ],
     );
@@ -398,6 +429,12 @@ describe('schema metadata', () => {
     assert.deepEqual(writes(q('inserts_columns')), [q('audit')]);
     assert.deepEqual(writes(q('handles')), [q('log_a'), q('log_b'), q('log_c')]);
     assert.deepEqual(writes(q('ping')), []);
+    // Stored functions' writes, and theirs in the routines that call them.
+    assert.deepEqual(writes(q('audits()')), [q('audit')]);
+    assert.deepEqual(writes(q('audits_twice()')), [q('audit')]);
+    assert.deepEqual(writes(q('f()')), []);
+    assert.deepEqual(writes(q('updates_with_audit')), [q('audit'), q('t1')]);
+    assert.deepEqual([...(deps.nameWrites('audits()') ?? [])], [q('audit')]);
     // A global setting, a sequence, a string function named as a statement, a grant: untold.
     for (const name of ['global_setting', 'advances', 'replaces_text', 'grants']) {
       assert.equal(deps.runsNoDdl(q(name)), true, name);
