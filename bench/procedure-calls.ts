@@ -1,20 +1,23 @@
 /**
- * Connections that call a stored procedure now and then between their reads, as applications
- * with procedures do: per target, the share of reads served from the cache, how many statements
- * the proxy's metadata account ran per CALL (its reloads), rounds per second and the proxy's CPU
- * per round. This checkout's proxy, and another checkout's (OTHER) side by side, alternating.
+ * Connections that call a stored procedure (or a stored function) now and then between their
+ * reads, as applications with routines do: per target, the share of reads served from the cache,
+ * how many statements the proxy's metadata account ran per call (its reloads), rounds per second
+ * and the proxy's CPU per round. This checkout's proxy, and another checkout's (OTHER) side by
+ * side, alternating.
  *
- *   [OTHER=<checkout>] node bench/procedure-calls.ts [seconds per run, default 10] [runs each, default 3] [connections, default 4]
+ *   [OTHER=<checkout>] [CALL='SELECT touched(k)'] node bench/procedure-calls.ts [seconds per run, default 10] [runs each, default 3] [connections, default 4]
  *
  * Environment: BACKEND (host:port, default 127.0.0.1:3306; root without password), WORKERS
- * (default 2), READS (point selects per CALL, default 20, over 10 ids). The metadata account's
+ * (default 2), READS (point selects per call, default 20, over 10 ids), CALL (the statement
+ * that calls, k standing for the id it touches: default `CALL touch(k)`; the function
+ * touched(k) does the same UPDATE and returns k). The metadata account's
  * statements are counted in information_schema.USER_STATISTICS: the script turns the server's
  * userstat on for the run and puts back the value it found.
  */
 import { once } from 'node:events';
 import { processCpuMicros } from '../src/bench/system-sampler.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
-import { globalStatus, startProxyChild } from './proxy-child.ts';
+import { globalStatus, onServer as onServerAt, startProxyChild } from './proxy-child.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
 const runs = Number(process.argv[3] ?? 3);
@@ -23,6 +26,7 @@ const [backendHost, backendPort] = (process.env.BACKEND ?? '127.0.0.1:3306').spl
 const workers = process.env.WORKERS ?? '2';
 const reads = Number(process.env.READS ?? 20);
 const other = process.env.OTHER;
+const callText = process.env.CALL ?? 'CALL touch(k)';
 const DB = 'nc_procedure_calls';
 const META_USER = 'nc_calls_meta';
 const META_PASSWORD = 'nc-calls-meta';
@@ -30,21 +34,8 @@ const IDS = 10;
 
 const login = { user: 'root', password: '', database: DB };
 
-async function onServer(sql: readonly string[]): Promise<Array<Array<string | null>>> {
-  const admin = await MysqlConnection.connect({
-    host: backendHost!,
-    port: Number(backendPort),
-    ...login,
-    database: null,
-  });
-  let rows: Array<Array<string | null>> = [];
-  try {
-    for (const statement of sql) rows = await admin.queryRows(statement);
-  } finally {
-    admin.close();
-  }
-  return rows;
-}
+const onServer = (sql: readonly string[]): Promise<Array<Array<string | null>>> =>
+  onServerAt(backendHost!, Number(backendPort), sql);
 
 async function metadataStatements(): Promise<number> {
   const rows = await onServer([
@@ -98,7 +89,9 @@ async function measure(checkout: string): Promise<Figures> {
     await Promise.all(
       clients.map(async (client, index) => {
         for (let round = 0; performance.now() < end; round++) {
-          const call = await client.query(`CALL touch(${(index * 7 + round) % IDS})`);
+          const call = await client.query(
+            callText.replace(/\bk\b/, String((index * 7 + round) % IDS)),
+          );
           if (call.error !== null) throw new Error(call.error.message);
           for (let read = 0; read < reads; read++) {
             const id = ((round + read) % IDS) + 1;
@@ -136,6 +129,8 @@ await onServer([
   `CREATE TABLE ${DB}.calls (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
   `INSERT INTO ${DB}.calls (id) SELECT seq FROM ${DB}.seq_0_to_${IDS}`,
   `CREATE PROCEDURE ${DB}.touch(k INT) UPDATE calls SET n = n + 1 WHERE id = k`,
+  `CREATE FUNCTION ${DB}.touched(k INT) RETURNS INT MODIFIES SQL DATA
+   BEGIN UPDATE calls SET n = n + 1 WHERE id = k; RETURN k; END`,
   `DROP USER IF EXISTS '${META_USER}'@'%'`,
   `CREATE USER '${META_USER}'@'%' IDENTIFIED BY '${META_PASSWORD}'`,
   `GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, PROCESS ON *.* TO '${META_USER}'@'%'`,
@@ -155,10 +150,10 @@ try {
 const mean = (figures: Figures[], pick: (figures: Figures) => number): number =>
   figures.reduce((sum, each) => sum + pick(each), 0) / figures.length;
 console.log(
-  `CALL, then ${reads} point selects over ${IDS} ids, on ${connections} connections, ${workers} worker(s); ${runs} run(s) of ${seconds} s each, means`,
+  `${callText}, then ${reads} point selects over ${IDS} ids, on ${connections} connections, ${workers} worker(s); ${runs} run(s) of ${seconds} s each, means`,
 );
 console.log(
-  `${'target'.padEnd(8)} ${'reads served'.padStart(13)} ${'metadata statements per CALL'.padStart(29)} ${'rounds/s'.padStart(9)} ${'proxy CPU µs per round'.padStart(23)}`,
+  `${'target'.padEnd(8)} ${'reads served'.padStart(13)} ${'metadata statements per call'.padStart(29)} ${'rounds/s'.padStart(9)} ${'proxy CPU µs per round'.padStart(23)}`,
 );
 for (const [name, figures] of results) {
   console.log(

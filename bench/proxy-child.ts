@@ -1,6 +1,7 @@
 /**
  * What the TypeScript bench scripts share: a nicecache proxy of some checkout run as a child
- * process on a free port, and a counter read from its SHOW STATUS.
+ * process on a free port, a counter read from its SHOW STATUS, and statements run on the
+ * server directly.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -32,6 +33,28 @@ export function startProxyChild(
     child.stderr.on('data', onData);
     child.on('exit', () => reject(new Error(`the proxy did not start: ${log}`)));
   });
+}
+
+/** Runs `sql` in order on the server at `host`:`port` as root; the last statement's rows. */
+export async function onServer(
+  host: string,
+  port: number,
+  sql: readonly string[],
+): Promise<Array<Array<string | null>>> {
+  const admin = await MysqlConnection.connect({
+    host,
+    port,
+    user: 'root',
+    password: '',
+    database: null,
+  });
+  let rows: Array<Array<string | null>> = [];
+  try {
+    for (const statement of sql) rows = await admin.queryRows(statement);
+  } finally {
+    admin.close();
+  }
+  return rows;
 }
 
 /** A counter of SHOW GLOBAL STATUS, read through the proxy on `port`. */
