@@ -264,15 +264,30 @@ export async function loadSchemaSnapshot(
       changed = true;
     }
   }
-  const procedures = ddlFreeProcedures(
-    routines,
+  // Reading every body costs milliseconds per load with a few hundred routines: the rows kept
+  // from an earlier load (the same array, see KeptProgramRows) are read again only when what
+  // else the reading depends on changed.
+  const context = [
     routineCount,
-    udfs,
     lctn,
     serverVersion,
-    reference,
-    writingViews,
-  );
+    udfs === null ? null : [...udfs].sort().join(','),
+    [...writingViews].sort().join(','),
+  ].join('|');
+  const remembered = routineKnowledgeMemo.get(routines);
+  const procedures =
+    remembered?.context === context
+      ? remembered.knowledge
+      : ddlFreeProcedures(
+          routines,
+          routineCount,
+          udfs,
+          lctn,
+          serverVersion,
+          reference,
+          writingViews,
+        );
+  routineKnowledgeMemo.set(routines, { context, knowledge: procedures });
   snapshot.ddlFreeProcedures = procedures.free;
   snapshot.ddlFreeNames = procedures.freeNames;
   if (udfs !== null) snapshot.udfNames = new Set(udfs);
@@ -542,6 +557,15 @@ function triggerBodyWrites(
 }
 
 /** What the routine list tells (see ddlFreeProcedures); every name "schema.name", lowered. */
+/**
+ * What was known of a list of routine rows, and under what else (see loadSchemaSnapshot); held
+ * only as long as the rows are.
+ */
+const routineKnowledgeMemo = new WeakMap<
+  ReadonlyArray<ReadonlyArray<string | null>>,
+  { context: string; knowledge: RoutineKnowledge }
+>();
+
 interface RoutineKnowledge {
   /**
    * Routines that run no DDL and create no table: procedures as "schema.name", stored

@@ -1876,6 +1876,38 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a view redefined to call a function that makes a table: a procedure reading it is judged again', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE FUNCTION shadow() RETURNS INT MODIFIES SQL DATA
+         BEGIN CREATE TEMPORARY TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(40)); RETURN 1; END`,
+        'CREATE VIEW plain_view AS SELECT 1 AS made',
+        'CREATE PROCEDURE reads_view() SELECT made FROM plain_view',
+      ],
+      async (run) => {
+        const caller = await run.session('caller', { worker: 0 });
+        await caller.query(READ_T);
+        await caller.query(READ_T);
+        await caller.query('CALL reads_view()');
+        await caller.query(READ_T);
+        await run.expect({ hits: 2, inserts: 1 }, 'the procedure makes no table: still served');
+        // DDL of a view reads the routines' rows no more, but judges them again by the views.
+        // (Another session's: the text names the function, which would hide the caller's tables.)
+        // Its read lets the proxy learn its current database, for the view's name.
+        const definer = await run.session('definer', { worker: 1 });
+        await definer.query(READ_T);
+        await definer.query('CREATE OR REPLACE VIEW plain_view AS SELECT shadow() AS made');
+        await caller.query(READ_T);
+        await caller.query(READ_T);
+        await run.baseline();
+        await caller.query('CALL reads_view()');
+        await caller.query(READ_T);
+        await caller.query(READ_T);
+        await run.expect({ hits: 0 }, 'now it may: the session reads its own temporary t');
+      },
+    ));
+
   test('SQL_NO_CACHE and SQL_CACHE', () =>
     scenario(KV, async (run) => {
       const a = await run.session('A', { worker: 0 });
