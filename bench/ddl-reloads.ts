@@ -16,7 +16,14 @@
 import { once } from 'node:events';
 import { processCpuMicros } from '../src/bench/system-sampler.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
-import { onServer as onServerAt, startProxyChild } from './proxy-child.ts';
+import {
+  alternate,
+  mean,
+  metadataAccount,
+  onServer as onServerAt,
+  startProxyChild,
+  withUserstat,
+} from './proxy-child.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
 const runs = Number(process.argv[3] ?? 3);
@@ -95,39 +102,24 @@ async function measure(checkout: string): Promise<Figures> {
   }
 }
 
-const [userstatRow] = await onServer(['SELECT @@global.userstat']);
-const userstat = userstatRow?.[0] ?? '0';
-await onServer([
-  `DROP DATABASE IF EXISTS ${DB}`,
-  `CREATE DATABASE ${DB}`,
-  `CREATE TABLE ${DB}.counts (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0)`,
-  ...Array.from(
-    { length: procedures },
-    (_, i) =>
-      `CREATE PROCEDURE ${DB}.touch_${i}(k INT) UPDATE counts SET n = n + ${i} WHERE id = k`,
-  ),
-  `DROP USER IF EXISTS '${META_USER}'@'%'`,
-  `CREATE USER '${META_USER}'@'%' IDENTIFIED BY '${META_PASSWORD}'`,
-  `GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, PROCESS ON *.* TO '${META_USER}'@'%'`,
-  'SET GLOBAL userstat = 1',
-]);
-const targets: Array<[string, string]> = [['this', process.cwd()]];
-if (other !== undefined) targets.push(['other', other]);
-const results = new Map<string, Figures[]>(targets.map(([name]) => [name, []]));
-try {
-  for (let run = 0; run < runs; run++) {
-    for (const [name, checkout] of targets) results.get(name)!.push(await measure(checkout));
-  }
-} finally {
-  await onServer([
-    `SET GLOBAL userstat = ${userstat}`,
-    `DROP USER IF EXISTS '${META_USER}'@'%'`,
+const results = await withUserstat(
+  backendHost!,
+  Number(backendPort),
+  [
     `DROP DATABASE IF EXISTS ${DB}`,
-  ]);
-}
+    `CREATE DATABASE ${DB}`,
+    `CREATE TABLE ${DB}.counts (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0)`,
+    ...Array.from(
+      { length: procedures },
+      (_, i) =>
+        `CREATE PROCEDURE ${DB}.touch_${i}(k INT) UPDATE counts SET n = n + ${i} WHERE id = k`,
+    ),
+    ...metadataAccount(META_USER, META_PASSWORD),
+  ],
+  [`DROP USER IF EXISTS '${META_USER}'@'%'`, `DROP DATABASE IF EXISTS ${DB}`],
+  () => alternate(other, runs, measure),
+);
 
-const mean = (figures: Figures[], pick: (figures: Figures) => number): number =>
-  figures.reduce((sum, each) => sum + pick(each), 0) / figures.length;
 console.log(
   `CREATE TABLE and DROP TABLE through the proxy, ${procedures} procedures on the server, ${workers} worker(s); ${runs} run(s) of ${seconds} s each, means`,
 );

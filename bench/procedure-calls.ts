@@ -17,7 +17,15 @@
 import { once } from 'node:events';
 import { processCpuMicros } from '../src/bench/system-sampler.ts';
 import { MysqlConnection } from '../src/upstream/mysql-connection.ts';
-import { globalStatus, onServer as onServerAt, startProxyChild } from './proxy-child.ts';
+import {
+  alternate,
+  globalStatus,
+  mean,
+  metadataAccount,
+  onServer as onServerAt,
+  startProxyChild,
+  withUserstat,
+} from './proxy-child.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
 const runs = Number(process.argv[3] ?? 3);
@@ -119,36 +127,25 @@ async function measure(checkout: string): Promise<Figures> {
   }
 }
 
-const [userstatRow] = await onServer(['SELECT @@global.userstat']);
-const userstat = userstatRow?.[0] ?? '0';
-await onServer([
-  `DROP DATABASE IF EXISTS ${DB}`,
-  `CREATE DATABASE ${DB}`,
-  `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, c CHAR(60)) ENGINE=InnoDB`,
-  `INSERT INTO ${DB}.t SELECT seq, REPEAT(CHAR(97 + seq % 26), 60) FROM ${DB}.seq_1_to_${IDS}`,
-  `CREATE TABLE ${DB}.calls (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
-  `INSERT INTO ${DB}.calls (id) SELECT seq FROM ${DB}.seq_0_to_${IDS}`,
-  `CREATE PROCEDURE ${DB}.touch(k INT) UPDATE calls SET n = n + 1 WHERE id = k`,
-  `CREATE FUNCTION ${DB}.touched(k INT) RETURNS INT MODIFIES SQL DATA
-   BEGIN UPDATE calls SET n = n + 1 WHERE id = k; RETURN k; END`,
-  `DROP USER IF EXISTS '${META_USER}'@'%'`,
-  `CREATE USER '${META_USER}'@'%' IDENTIFIED BY '${META_PASSWORD}'`,
-  `GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, PROCESS ON *.* TO '${META_USER}'@'%'`,
-  'SET GLOBAL userstat = 1',
-]);
-const targets: Array<[string, string]> = [['this', process.cwd()]];
-if (other !== undefined) targets.push(['other', other]);
-const results = new Map<string, Figures[]>(targets.map(([name]) => [name, []]));
-try {
-  for (let run = 0; run < runs; run++) {
-    for (const [name, checkout] of targets) results.get(name)!.push(await measure(checkout));
-  }
-} finally {
-  await onServer([`SET GLOBAL userstat = ${userstat}`, `DROP USER IF EXISTS '${META_USER}'@'%'`]);
-}
+const results = await withUserstat(
+  backendHost!,
+  Number(backendPort),
+  [
+    `DROP DATABASE IF EXISTS ${DB}`,
+    `CREATE DATABASE ${DB}`,
+    `CREATE TABLE ${DB}.t (id INT PRIMARY KEY, c CHAR(60)) ENGINE=InnoDB`,
+    `INSERT INTO ${DB}.t SELECT seq, REPEAT(CHAR(97 + seq % 26), 60) FROM ${DB}.seq_1_to_${IDS}`,
+    `CREATE TABLE ${DB}.calls (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
+    `INSERT INTO ${DB}.calls (id) SELECT seq FROM ${DB}.seq_0_to_${IDS}`,
+    `CREATE PROCEDURE ${DB}.touch(k INT) UPDATE calls SET n = n + 1 WHERE id = k`,
+    `CREATE FUNCTION ${DB}.touched(k INT) RETURNS INT MODIFIES SQL DATA
+     BEGIN UPDATE calls SET n = n + 1 WHERE id = k; RETURN k; END`,
+    ...metadataAccount(META_USER, META_PASSWORD),
+  ],
+  [`DROP USER IF EXISTS '${META_USER}'@'%'`],
+  () => alternate(other, runs, measure),
+);
 
-const mean = (figures: Figures[], pick: (figures: Figures) => number): number =>
-  figures.reduce((sum, each) => sum + pick(each), 0) / figures.length;
 console.log(
   `${callText}, then ${reads} point selects over ${IDS} ids, on ${connections} connections, ${workers} worker(s); ${runs} run(s) of ${seconds} s each, means`,
 );

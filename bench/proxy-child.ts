@@ -57,6 +57,59 @@ export async function onServer(
   return rows;
 }
 
+/**
+ * Runs `setup` on the server, then `body` with the server's userstat on, then `cleanup`, and
+ * puts userstat back as it was, whatever happens.
+ */
+export async function withUserstat<T>(
+  host: string,
+  port: number,
+  setup: readonly string[],
+  cleanup: readonly string[],
+  body: () => Promise<T>,
+): Promise<T> {
+  const [row] = await onServer(host, port, ['SELECT @@global.userstat']);
+  const userstat = row?.[0] ?? '0';
+  await onServer(host, port, [...setup, 'SET GLOBAL userstat = 1']);
+  try {
+    return await body();
+  } finally {
+    await onServer(host, port, [`SET GLOBAL userstat = ${userstat}`, ...cleanup]);
+  }
+}
+
+/**
+ * Statements that (re)create `user`, able to read the schema metadata of every schema as the
+ * proxy's admin account (README).
+ */
+export const metadataAccount = (user: string, password: string): string[] => [
+  `DROP USER IF EXISTS '${user}'@'%'`,
+  `CREATE USER '${user}'@'%' IDENTIFIED BY '${password}'`,
+  `GRANT SELECT, SHOW VIEW, TRIGGER, EVENT, PROCESS ON *.* TO '${user}'@'%'`,
+];
+
+/**
+ * `measure` of this checkout's proxy and of `other`'s (when given), in turn, `runs` times each:
+ * the figures by target ('this', 'other').
+ */
+export async function alternate<F>(
+  other: string | undefined,
+  runs: number,
+  measure: (checkout: string) => Promise<F>,
+): Promise<Map<string, F[]>> {
+  const targets: Array<[string, string]> = [['this', process.cwd()]];
+  if (other !== undefined) targets.push(['other', other]);
+  const results = new Map<string, F[]>(targets.map(([name]) => [name, []]));
+  for (let run = 0; run < runs; run++) {
+    for (const [name, checkout] of targets) results.get(name)!.push(await measure(checkout));
+  }
+  return results;
+}
+
+/** The mean of one figure over runs. */
+export const mean = <F>(figures: readonly F[], pick: (figures: F) => number): number =>
+  figures.reduce((sum, each) => sum + pick(each), 0) / figures.length;
+
 /** A counter of SHOW GLOBAL STATUS, read through the proxy on `port`. */
 export async function globalStatus(
   port: number,
