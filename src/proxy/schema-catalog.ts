@@ -330,20 +330,7 @@ export class SchemaCatalog {
    * function created since the load, or without trusted metadata.
    */
   functionsRunNoDdl(calls: readonly TableRef[] | null, schema: string | null | undefined): boolean {
-    if (calls === null) return false;
-    for (const call of calls) {
-      const target = this.#callTarget(call, schema, '()');
-      if (target === null) return false;
-      const { dependencies, name, key } = target;
-      const free =
-        key === null
-          ? dependencies.nameRunsNoDdl(name)
-          : dependencies.runsNoDdl(key) &&
-            // Unqualified in a known schema: still no UDF's name.
-            (call.schema !== null || dependencies.nameIsNoUdf(name));
-      if (!free) return false;
-    }
-    return true;
+    return this.#functionsWrite(calls, schema) !== null;
   }
 
   /**
@@ -354,17 +341,41 @@ export class SchemaCatalog {
     calls: readonly TableRef[] | null,
     schema: string | null | undefined,
   ): Int32Array | null {
-    if (calls === null || !this.functionsRunNoDdl(calls, schema)) return null;
-    const written: string[] = [];
-    for (const call of calls) {
-      const { dependencies, name, key } = this.#callTarget(call, schema, '()')!;
-      const tables =
-        key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key);
-      if (tables === null) return null;
-      written.push(...tables);
-    }
-    const slots = this.#writeSlotsOf(written, this.current!);
+    const writes = this.#functionsWrite(calls, schema);
+    if (writes === null || writes === EVERYTHING) return null;
+    const slots = this.#writeSlotsOf(writes.tables, writes.dependencies);
     return slots === EVERYTHING ? null : slots;
+  }
+
+  /**
+   * What the functions `calls` write, all asked of one metadata load: null when one is not
+   * known to run no DDL (see functionsRunNoDdl), EVERYTHING when one writes what it does not tell.
+   */
+  #functionsWrite(
+    calls: readonly TableRef[] | null,
+    schema: string | null | undefined,
+  ): { tables: string[]; dependencies: TableDependencies } | typeof EVERYTHING | null {
+    const dependencies = this.#admin === null || calls === null ? null : this.current;
+    if (dependencies === null) return null;
+    const tables: string[] = [];
+    let untold = false;
+    for (const call of calls!) {
+      const target = this.#callTarget(call, schema, '()', dependencies);
+      if (target === null) return null;
+      const { name, key } = target;
+      const free =
+        key === null
+          ? dependencies.nameRunsNoDdl(name)
+          : dependencies.runsNoDdl(key) &&
+            // Unqualified in a known schema: still no UDF's name.
+            (call.schema !== null || dependencies.nameIsNoUdf(name));
+      if (!free) return null;
+      const written =
+        key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key);
+      if (written === null) untold = true;
+      else tables.push(...written);
+    }
+    return untold ? EVERYTHING : { tables, dependencies };
   }
 
   /**
@@ -375,9 +386,9 @@ export class SchemaCatalog {
     procedure: TableRef,
     schema: string | null | undefined,
     suffix: '' | '()',
+    dependencies = this.#admin === null ? null : this.current,
   ): { dependencies: TableDependencies; name: string; key: string | null } | null {
     const routine = routineNameOf(procedure.name);
-    const dependencies = this.#admin === null ? null : this.current;
     if (routine === null || dependencies === null) return null;
     const name = routine + suffix;
     if (procedure.schema === null && schema === undefined) return { dependencies, name, key: null };

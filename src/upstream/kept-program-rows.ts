@@ -7,8 +7,9 @@
  * TABLE_STATISTICS, INDEX_STATISTICS) next to the reads of the statements a user measures:
  * after each CREATE TABLE the proxy relayed, mysql.proc would show among the tables read.
  *
- * What is derived from the rows (which procedures run no DDL, what events write) is not kept:
- * it depends on views and tables too, read at every load.
+ * What is derived from them (which routines run no DDL, what events write) depends on views and
+ * tables too, read at every load: it is judged again when those changed (see
+ * loadSchemaSnapshot).
  */
 import type { MetadataConnection } from './schema-metadata.ts';
 
