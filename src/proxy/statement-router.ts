@@ -1808,8 +1808,11 @@ export class StatementRouter {
       readWrites ||
       snapshot === null ||
       snapshot.unsafeCharset ||
-      // Sent before the probe (it reads diagnostics): the current schema may have changed.
-      this.#stateDirty
+      // Sent before the probe (it reads diagnostics, or was announced as writing everything),
+      // after something that may have changed the current database: the names it writes
+      // cannot be qualified. (A SET, a CALL, a function cannot change it; a text whose reading
+      // the session's state could change is misreadable.)
+      this.#schemaUnsure
     ) {
       if (
         misreadable ||
