@@ -1653,6 +1653,9 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         ...KV2,
         'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
         'CREATE SEQUENCE ticket',
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'other database')`,
         `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
          BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
         // Writes through another function.
@@ -1707,7 +1710,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
           ],
           [
             'a stored function calling another, qualified',
-            () => writer.query(`SELECT ${run.database}.relogged('twice removed')`),
+            () => writer.query(`SELECT ${DB}.relogged('twice removed')`),
             2,
           ],
           [
@@ -1734,6 +1737,16 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await run.expect({ invalidations_all: 1 }, 'untold()');
         await readAll();
         await run.expect({ hits: 0 }, 'after untold()');
+        // Sent without the probe, after something that may have changed the current database
+        // (it did): which t it writes cannot be told, and the other database's t is read fresh.
+        const READ_T2 = `SELECT * FROM ${DB2}.t ORDER BY id`;
+        await reader.query(READ_T2);
+        await reader.query(READ_T2);
+        await writer.command(`init db ${DB2}`, initDb(DB2));
+        await run.baseline();
+        await writer.query(`UPDATE t SET v = ${DB}.logged(v) WHERE id = 1`);
+        await run.expect({ invalidations: 0, invalidations_all: 1 }, 'UPDATE after COM_INIT_DB');
+        await reader.query(READ_T2);
       },
     ));
 
