@@ -521,9 +521,10 @@ function viewReads(
 
 /**
  * The tables a trigger body writes (qualified by `qualify`, which knows the trigger's schema;
- * names it cannot qualify are left out); '*' when unknown. A single statement is classified as it is; a BEGIN ... END block of plain statements is
- * split at its semicolons and each classified; any flow control (IF, loops, handlers, cursors,
- * nested blocks, labels) makes it unknown, since following it is not worth a parser of its own.
+ * names it cannot qualify are left out); '*' when unknown. A single statement is classified as
+ * it is; a BEGIN ... END block of plain statements is split at its semicolons and each
+ * classified; any flow control (IF, loops, handlers, cursors, nested blocks, labels) makes it
+ * unknown, since following it is not worth a parser of its own.
  *
  * The body is read under the sql_mode it was created with (TRIGGERS.SQL_MODE), not the session's:
  * ANSI_QUOTES decides whether "x" is a table or a string. Under ORACLE it is PL/SQL, which the
@@ -556,7 +557,6 @@ function triggerBodyWrites(
   return [...written];
 }
 
-/** What the routine list tells (see ddlFreeProcedures); every name "schema.name", lowered. */
 /**
  * What was known of a list of routine rows, and under what else (see loadSchemaSnapshot); held
  * only as long as the rows are.
@@ -566,6 +566,7 @@ const routineKnowledgeMemo = new WeakMap<
   { context: string; knowledge: RoutineKnowledge }
 >();
 
+/** What the routine list tells (see ddlFreeProcedures); every name "schema.name", lowered. */
 interface RoutineKnowledge {
   /**
    * Routines that run no DDL and create no table: procedures as "schema.name", stored
