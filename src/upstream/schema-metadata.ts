@@ -293,6 +293,13 @@ export async function loadSchemaSnapshot(
   if (udfs !== null) snapshot.udfNames = new Set(udfs);
   snapshot.procedureWrites = procedures.writes;
 
+  // What the stored functions a body calls write, when every one is known (see
+  // functionWritesOf); `owner`, the body's own schema, is an unqualified call's.
+  const functionWrites =
+    (owner: string) =>
+    (calls: readonly TableRef[] | null): string[] | null =>
+      functionWritesOf(calls, owner, procedures, lctn);
+
   const triggerWrites = new Map<string, Set<string>>();
   snapshot.temporaryTableTriggers = new Set();
   for (const [triggerSchema, schema, table, body, sqlMode] of triggers) {
@@ -311,10 +318,13 @@ export async function loadSchemaSnapshot(
     ) {
       snapshot.temporaryTableTriggers.add(key);
     }
-    const written = triggerBodyWrites(body ?? null, reference(triggerSchema), sqlMode ?? '', {
-      lowerCaseTableNames: lctn,
-      serverVersion,
-    });
+    const written = triggerBodyWrites(
+      body ?? null,
+      reference(triggerSchema),
+      functionWrites(triggerSchema),
+      sqlMode ?? '',
+      { lowerCaseTableNames: lctn, serverVersion },
+    );
     addAll(triggerWrites, qualify(schema, table), written);
   }
   for (const [table, written] of triggerWrites) {
@@ -325,10 +335,16 @@ export async function loadSchemaSnapshot(
   // An event's body is a statement or a block, like a trigger's.
   for (const [schema, body, sqlMode] of events) {
     if (schema == null) continue;
-    const written = triggerBodyWrites(body ?? null, reference(schema), sqlMode ?? '', {
-      lowerCaseTableNames: lctn,
-      serverVersion,
-    });
+    const written = triggerBodyWrites(
+      body ?? null,
+      reference(schema),
+      functionWrites(schema),
+      sqlMode ?? '',
+      {
+        lowerCaseTableNames: lctn,
+        serverVersion,
+      },
+    );
     for (const table of written) writtenBehind.add(table);
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
@@ -524,7 +540,8 @@ function viewReads(
  * names it cannot qualify are left out); '*' when unknown. A single statement is classified as
  * it is; a BEGIN ... END block of plain statements is split at its semicolons and each
  * classified; any flow control (IF, loops, handlers, cursors, nested blocks, labels) makes it
- * unknown, since following it is not worth a parser of its own.
+ * unknown, since following it is not worth a parser of its own. A statement that calls stored
+ * functions adds what `functionWrites` says they write, or is unknown when it cannot say.
  *
  * The body is read under the sql_mode it was created with (TRIGGERS.SQL_MODE), not the session's:
  * ANSI_QUOTES decides whether "x" is a table or a string. Under ORACLE it is PL/SQL, which the
@@ -533,6 +550,7 @@ function viewReads(
 function triggerBodyWrites(
   body: string | null,
   qualify: (table: TableRef) => string | null,
+  functionWrites: (calls: readonly TableRef[] | null) => string[] | null,
   sqlMode: string,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] {
@@ -548,13 +566,45 @@ function triggerBodyWrites(
   const written = new Set<string>();
   for (const statement of statements) {
     const info = classify(statement, options);
-    if (info.writesEverything || info.multiStatement) return [UNKNOWN_TABLE];
+    if (info.writesEverythingWithoutFunctions || info.multiStatement) return [UNKNOWN_TABLE];
+    if (info.writesEverything) {
+      const called = functionWrites(info.routineCalls);
+      if (called === null) return [UNKNOWN_TABLE];
+      for (const name of called) written.add(name);
+    }
     for (const table of info.writes) {
       const name = qualify(table);
       if (name !== null) written.add(name);
     }
   }
   return [...written];
+}
+
+/**
+ * The tables the stored functions `calls` write (as StatementInfo.routineCalls, read in a body
+ * of the schema `owner`), with the routines they call; null when one of them is not known to
+ * run no DDL, writes what cannot be told, or may be a loadable function (UDF) of that name,
+ * which an unqualified call runs instead.
+ */
+function functionWritesOf(
+  calls: readonly TableRef[] | null,
+  owner: string,
+  routines: RoutineKnowledge,
+  lctn: LowerCaseTableNames,
+): string[] | null {
+  if (calls === null) return null;
+  const tables: string[] = [];
+  for (const call of calls) {
+    const schema = catalogNameOf(call.schema ?? owner, lctn);
+    const name = routineNameOf(call.name);
+    if (schema === null || name === null) return null;
+    if (call.schema === null && (routines.udfs === null || routines.udfs.has(name))) return null;
+    // Only functions that run no DDL and tell what they write are there.
+    const written = routines.writes.get(`${schema}.${name}()`);
+    if (written === undefined) return null;
+    tables.push(...written);
+  }
+  return tables;
 }
 
 /**

@@ -1750,6 +1750,36 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a write whose trigger calls a stored function invalidates what the function writes', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
+         BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+        'CREATE TABLE notes (id INT PRIMARY KEY, v VARCHAR(60))',
+        'CREATE TRIGGER notes_bi BEFORE INSERT ON notes FOR EACH ROW SET NEW.v = logged(NEW.v)',
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAll = async (): Promise<void> => {
+          await reader.query(READ_T);
+          await reader.query(READ_U);
+          await reader.query('SELECT * FROM audit ORDER BY id');
+          await reader.query('SELECT * FROM notes ORDER BY id');
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 4, inserts: 4 }, 'cached');
+        await writer.query("INSERT INTO notes VALUES (1, 'first')");
+        await run.expect({ invalidations: 1, invalidations_all: 0 }, 'INSERT INTO notes');
+        await readAll();
+        await run.expect({ hits: 2, inserts: 2 }, 'after it: audit and notes read again');
+      },
+    ));
+
   test('a CALL invalidates what its procedure writes, through what it calls and triggers, or everything when that is untold', () =>
     scenario(
       [

@@ -190,8 +190,13 @@ const SETUP = [
   `CREATE TRIGGER ${S}.maker_ai AFTER INSERT ON ${S}.maker FOR EACH ROW CREATE TEMPORARY TABLE IF NOT EXISTS shadowed (id INT)`,
   `CREATE TABLE ${S}.feeds_maker (id INT)`,
   `CREATE TRIGGER ${S}.feeds_maker_ai AFTER INSERT ON ${S}.feeds_maker FOR EACH ROW INSERT INTO maker VALUES (NEW.id)`,
+  // Triggers that call stored functions write what the functions do, when that is known.
   `CREATE TABLE ${S}.calls_f (id INT)`,
   `CREATE TRIGGER ${S}.calls_f_bi BEFORE INSERT ON ${S}.calls_f FOR EACH ROW SET NEW.id = f()`,
+  `CREATE TABLE ${S}.calls_audits (id INT)`,
+  `CREATE TRIGGER ${S}.calls_audits_bi BEFORE INSERT ON ${S}.calls_audits FOR EACH ROW SET NEW.id = audits('new')`,
+  `CREATE TABLE ${S}.calls_maker (id INT)`,
+  `CREATE TRIGGER ${S}.calls_maker_bi BEFORE INSERT ON ${S}.calls_maker FOR EACH ROW SET NEW.id = makes_temp()`,
 ];
 
 async function run(connection: MysqlConnection, sql: string): Promise<void> {
@@ -449,7 +454,9 @@ describe('schema metadata', () => {
   test('tables whose triggers may create a table, through the tables they write', () => {
     assert.equal(deps.writeMayCreateTables(q('maker')), true);
     assert.equal(deps.writeMayCreateTables(q('feeds_maker')), true, 'its trigger writes maker');
-    assert.equal(deps.writeMayCreateTables(q('calls_f')), true, 'a stored function may');
+    assert.equal(deps.writeMayCreateTables(q('calls_maker')), true, 'a stored function may');
+    assert.equal(deps.writeMayCreateTables(q('calls_f')), false, 'one known to create none');
+    assert.equal(deps.writeMayCreateTables(q('calls_audits')), false);
     // Triggers that write with a column list, a built-in call, none at all: none.
     for (const name of ['orders', 'items', 'stamped', 'plain']) {
       assert.equal(deps.writeMayCreateTables(q(name)), false, name);
@@ -465,7 +472,9 @@ describe('schema metadata', () => {
       [q('merged_broken')]: ['*'],
     });
     assert.deepEqual(ours(snapshot).triggerWrites, {
-      [q('calls_f')]: ['*'],
+      [q('calls_f')]: [],
+      [q('calls_audits')]: [q('audit')],
+      [q('calls_maker')]: ['*'],
       [q('feeds_maker')]: [q('maker')],
       [q('maker')]: [q('shadowed')],
       [q('orders')]: [q('audit')],
