@@ -1107,7 +1107,9 @@ export class StatementRouter {
       // A trigger may set session variables too.
       (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema))
     ) {
-      this.#markDirty(SCHEMA_KEEPING.has(info.kind));
+      // A stored function or a trigger may change the session's variables, never its current
+      // database (USE is refused in stored programs).
+      this.#markDirty(SCHEMA_KEEPING.has(info.kind) || STATE_PRESERVING.has(info.kind));
     }
     if (!failed && info.kind === 'lock') this.#tablesLocked = true;
     // UNLOCK TABLES, and BEGIN, which releases table locks.

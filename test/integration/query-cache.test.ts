@@ -1750,6 +1750,39 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a statement calling a function leaves the current database known, for the next call', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+        `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
+         BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+        // Another database's function of the same name writes what it does not tell.
+        `CREATE DATABASE ${DB2}`,
+        `CREATE SEQUENCE ${DB2}.ticket`,
+        `CREATE FUNCTION ${DB2}.logged(x VARCHAR(60)) RETURNS BIGINT RETURN NEXTVAL(ticket)`,
+      ],
+      async (run) => {
+        const reader = await run.session('reader', { worker: 0 });
+        const writer = await run.session('writer', { worker: 1 });
+        const readAll = async (): Promise<void> => {
+          await reader.query(READ_T);
+          await reader.query('SELECT * FROM audit ORDER BY id');
+        };
+        await readAll();
+        await readAll();
+        // The writer's read lets the proxy learn its current database.
+        await writer.query(READ_T);
+        await run.expect({ hits: 3, inserts: 2 }, 'cached');
+        // A SELECT waits for the probe; a SET goes without it, after the SELECT's call.
+        await writer.query("SELECT logged('once')");
+        await writer.query("SET @r = logged('twice')");
+        await run.expect({ invalidations: 2, invalidations_all: 0 }, 'this database’s logged()');
+        await readAll();
+        await run.expect({ hits: 1, inserts: 1 }, 'after them: audit read again');
+      },
+    ));
+
   test('a write whose trigger calls a stored function invalidates what the function writes', () =>
     scenario(
       [
