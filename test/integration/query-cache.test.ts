@@ -57,6 +57,13 @@ const KV2 = [
   'INSERT INTO u VALUES (1, 10), (2, 20), (3, 30)',
 ];
 
+/** A table and a stored function that writes a row of it for each call. */
+const LOGGED = [
+  'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
+  `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
+   BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+];
+
 const READ_T = 'SELECT * FROM t ORDER BY id';
 const READ_U = 'SELECT * FROM u ORDER BY id';
 const PREP_T = 'SELECT id, v FROM t WHERE id >= ? ORDER BY id';
@@ -1754,9 +1761,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
     scenario(
       [
         ...KV,
-        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
-        `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
-         BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+        ...LOGGED,
         // Another database's function of the same name writes what it does not tell.
         `CREATE DATABASE ${DB2}`,
         `CREATE SEQUENCE ${DB2}.ticket`,
@@ -1788,9 +1793,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       [
         ...KV,
         ...KV2,
-        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(60))',
-        `CREATE FUNCTION logged(x VARCHAR(60)) RETURNS VARCHAR(60) NOT DETERMINISTIC MODIFIES SQL DATA
-         BEGIN INSERT INTO audit (note) VALUES (x); RETURN UPPER(x); END`,
+        ...LOGGED,
         'CREATE TABLE notes (id INT PRIMARY KEY, v VARCHAR(60))',
         'CREATE TRIGGER notes_bi BEFORE INSERT ON notes FOR EACH ROW SET NEW.v = logged(NEW.v)',
       ],
