@@ -1666,13 +1666,21 @@ export class StatementRouter {
   }
 
   /**
-   * A statement naming tables while this worker's metadata is behind the schema version (DDL
-   * just ran, here or on another worker) waits for the reload under way rather than go the
-   * conservative way. Current metadata costs one atomic load here; DDL still running is not
-   * waited for.
+   * A statement naming tables, or calling stored routines, while this worker's metadata is
+   * behind the schema version (DDL just ran, here or on another worker; or the proxy has just
+   * started) waits for the reload under way rather than go the conservative way. For a routine
+   * the conservative way lasts: a CALL the metadata cannot judge may have created temporary
+   * tables, so none of its session's later reads is cached again. Current metadata costs one
+   * atomic load here; DDL still running is not waited for.
    */
   #metadataWait(info: StatementInfo): Route | null {
-    if (this.#waitedForMetadata || (info.reads.length === 0 && info.writes.length === 0))
+    if (
+      this.#waitedForMetadata ||
+      (info.reads.length === 0 &&
+        info.writes.length === 0 &&
+        info.control?.kind !== 'call' &&
+        info.unknownFunctions.length === 0)
+    )
       return null;
     const catalog = this.#worker.catalog;
     if (catalog.generation >= 0) return null;

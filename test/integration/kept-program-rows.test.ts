@@ -74,6 +74,7 @@ describe('rows of stored routines and events kept between metadata loads', () =>
       'INSERT INTO totals VALUES (1, 100)',
       'CREATE TABLE ticks (id INT AUTO_INCREMENT PRIMARY KEY)',
       'CREATE PROCEDURE touch(k INT) UPDATE counts SET n = n + 1 WHERE id = k',
+      'CREATE FUNCTION bump(k INT) RETURNS INT BEGIN UPDATE counts SET n = n + 1 WHERE id = k; RETURN k; END',
     ]) {
       await run(root, sql);
     }
@@ -133,7 +134,9 @@ describe('rows of stored routines and events kept between metadata loads', () =>
     try {
       const read = 'SELECT v FROM totals WHERE id = 1';
       // Each worker learns that touch writes counts only: a CALL of it leaves totals cached.
+      // (Its metadata loaded first: a CALL during the first load is the next tests' concern.)
       for (const client of clients) {
+        await untilServed(client, read);
         await run(client, 'CALL touch(1)');
         await untilServed(client, read);
       }
@@ -152,6 +155,47 @@ describe('rows of stored routines and events kept between metadata loads', () =>
       assert.equal(await proxy.stop(), 0);
     }
   });
+
+  for (const call of ['CALL touch(1)', 'DO bump(1)']) {
+    test(`${call} sent while the metadata is still loading waits for it; its session stays cached`, async () => {
+      // The proxy's first load reads information_schema.ROUTINES, which waits for this lock.
+      const locker = await connect(server.host, server.port);
+      await run(locker, 'LOCK TABLES mysql.proc WRITE');
+      let locked = true;
+      const proxy = await startProxy(1);
+      try {
+        const client = await connect(proxy.host, proxy.port);
+        const loadWaits = async (): Promise<boolean> =>
+          (
+            await root.queryRows(
+              "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%information_schema.ROUTINES%' AND STATE LIKE 'Waiting for table metadata lock'",
+            )
+          )[0]?.[0] !== '0';
+        const deadline = Date.now() + DEADLINE_MS;
+        while (!(await loadWaits())) {
+          assert.ok(Date.now() < deadline, 'the metadata load reached the lock');
+          await sleep(10);
+        }
+        // Routed now, the routine would be unknown: it might have created a temporary table the
+        // session's later reads would name, and none of them could ever be cached.
+        const sent = client.query(call);
+        await sleep(200);
+        await run(locker, 'UNLOCK TABLES');
+        locked = false;
+        assert.equal((await sent).error, null);
+        const read = 'SELECT v FROM totals WHERE id = 1';
+        const before = await hits(client);
+        await client.queryRows(read);
+        await client.queryRows(read);
+        assert.equal(await hits(client), before + 1, 'the second read is served');
+        client.close();
+      } finally {
+        if (locked) await run(locker, 'UNLOCK TABLES');
+        locker.close();
+        assert.equal(await proxy.stop(), 0);
+      }
+    });
+  }
 
   test('an event created through the proxy keeps the table it writes out of the cache', async () => {
     const proxy = await startProxy(1);
