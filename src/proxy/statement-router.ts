@@ -163,6 +163,14 @@ const SCHEMA_CHANGING: ReadonlySet<StatementKind> = new Set(['call', 'execute', 
  * and a SET.
  */
 const SCHEMA_KEEPING: ReadonlySet<StatementKind> = new Set(['call', 'set']);
+/** Statements whose SQL EXECUTE is routed as the statement it prepared (see SqlPrepared). */
+const ROUTED_AS_PREPARED: ReadonlySet<StatementKind> = new Set([
+  'select',
+  'insert',
+  'replace',
+  'update',
+  'delete',
+]);
 
 /** Kinds that fire triggers on the tables they write. */
 const TRIGGER_FIRING: ReadonlySet<StatementKind> = new Set([
@@ -233,10 +241,11 @@ function needsSessionState(entry: MemoEntry): boolean {
 }
 
 /**
- * A SELECT prepared by PREPARE name FROM 'text'. EXECUTE name (without USING) runs that text,
- * and answers with the text result set the text itself gets, so it is routed as that SELECT,
- * keyed as it is: while the session's state is the one it was prepared in, which the parse
- * (tables in the current schema, literals in the client's character set) depended on.
+ * A SELECT or a write (INSERT, REPLACE, UPDATE, DELETE) prepared by PREPARE name FROM 'text'.
+ * EXECUTE name runs that text, and answers as the text itself does, so it is routed as that
+ * statement, a SELECT keyed as it is: while the session's state is the one it was prepared in,
+ * which the parse (tables in the current schema, literals in the client's character set)
+ * depended on.
  */
 interface SqlPrepared {
   entry: MemoEntry;
@@ -1165,14 +1174,18 @@ export class StatementRouter {
   }
 
   /**
-   * The prepared SELECT an EXECUTE name (without USING) runs, when it may be routed as that
-   * SELECT: prepared in the session's current state (before the probe has told, it is assumed
-   * to be, so that the probe runs; after it, compared).
+   * The prepared statement an EXECUTE name runs, when it may be routed as that statement:
+   * prepared in the session's current state (before the probe has told, it is assumed to be, so
+   * that the probe runs; after it, compared). A SELECT only without USING (see
+   * #executedSelectUsing); a write with USING or without: the values choose its rows, not its
+   * tables. Routed as itself, it writes those tables and runs nothing else (a procedure, DDL, a
+   * temporary table) an unknown EXECUTE might.
    */
-  #executedSelect(entry: MemoEntry): MemoEntry | null {
+  #executedStatement(entry: MemoEntry): MemoEntry | null {
     const control = entry.info.control;
-    if (control?.kind !== 'sql-execute' || control.using) return null;
-    return this.#preparedSelect(control.name);
+    if (control?.kind !== 'sql-execute') return null;
+    const prepared = this.#preparedStatement(control.name);
+    return prepared !== null && control.using && prepared.info.kind === 'select' ? null : prepared;
   }
 
   /**
@@ -1183,10 +1196,11 @@ export class StatementRouter {
   #executedSelectUsing(entry: MemoEntry): MemoEntry | null {
     const control = entry.info.control;
     if (control?.kind !== 'sql-execute' || !control.using) return null;
-    return this.#preparedSelect(control.name);
+    const prepared = this.#preparedStatement(control.name);
+    return prepared?.info.kind === 'select' ? prepared : null;
   }
 
-  #preparedSelect(name: string | null): MemoEntry | null {
+  #preparedStatement(name: string | null): MemoEntry | null {
     if (name === null) return null;
     const prepared = this.#sqlPrepared.get(name);
     if (prepared === undefined) return null;
@@ -1194,7 +1208,10 @@ export class StatementRouter {
     return prepared.entry;
   }
 
-  /** What a PREPARE name FROM 'text' prepares, when it is a SELECT its executions may answer. */
+  /**
+   * What a PREPARE name FROM 'text' prepares, when it is a SELECT its executions may answer or a
+   * write they may be routed as.
+   */
   #sqlPrepare(info: StatementInfo): CommandPlan['sqlPrepare'] {
     const control = info.control;
     if (control?.kind !== 'sql-prepare' || control.name === null || control.text === null) {
@@ -1204,7 +1221,11 @@ export class StatementRouter {
     const entry = this.#classify(control.text);
     const prepared = entry.info;
     // A status read is rewritten by its own statement's kind: left to the server's EXECUTE.
-    if (prepared.kind !== 'select' || prepared.multiStatement || prepared.control !== null) {
+    if (
+      !ROUTED_AS_PREPARED.has(prepared.kind) ||
+      prepared.multiStatement ||
+      prepared.control !== null
+    ) {
       return undefined;
     }
     return { name: control.name, prepared: { entry, sessionKey: this.#sessionKey } };
@@ -1290,7 +1311,7 @@ export class StatementRouter {
     );
     this.#digestEntry = classified;
     const executedUsing = this.#executedSelectUsing(classified);
-    const entry = executedUsing ?? this.#executedSelect(classified) ?? classified;
+    const entry = executedUsing ?? this.#executedStatement(classified) ?? classified;
     const info = entry.info;
     // With --digests off nothing of the nicecache schema is the proxy's: the server answers.
     if (info.control?.kind === 'nicecache-table' && this.#worker.digests !== null)

@@ -1338,6 +1338,36 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('SQL PREPARE / EXECUTE of a write: it writes its tables, and the session stays cached', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await a.query("PREPARE w FROM 'UPDATE t SET v = ? WHERE id = 1'");
+      await a.query("PREPARE add_u FROM 'INSERT INTO u VALUES (4, 40)'");
+      for (const session of [a, b]) {
+        await session.query(READ_T);
+        await session.query(READ_U);
+      }
+      await run.baseline();
+      await a.query("SET @v = 'uno'");
+      await a.query('EXECUTE w USING @v');
+      await run.expect({ invalidations: 1, invalidations_all: 0 }, 'EXECUTE ... USING writes t');
+      // t read again on both workers (not stale), u still served: also in the session that
+      // executed it, whose reads an EXECUTE of an unknown statement would leave uncached.
+      for (const session of [a, b]) {
+        await session.query(READ_T);
+        await session.query(READ_T);
+        await session.query(READ_U);
+      }
+      await run.expect({ inserts: 1, hits: 5 }, 'after the write');
+      await a.query('EXECUTE add_u');
+      await run.expect({ invalidations: 1, invalidations_all: 0 }, 'EXECUTE writes u');
+      await a.query(READ_U);
+      await a.query(READ_U);
+      await a.query(READ_T);
+      await run.expect({ inserts: 1, hits: 2 }, 'u stored again, t served');
+    }));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [
