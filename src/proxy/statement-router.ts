@@ -300,6 +300,13 @@ export class StatementRouter {
   #probedType: 0 | 1 | 2 | null = null;
   /** Qualified names of this session's temporary tables. */
   readonly #temporary = new Set<string>();
+  /**
+   * Names that may be this session's temporary tables, or may no longer be: its temporary
+   * tables when something may have dropped or renamed them unseen, those a procedure may have
+   * created. No read of them is stored or served; a write to them is taken as one of the base
+   * table of that name, which it may be.
+   */
+  readonly #maybeTemporary = new Set<string>();
   /** Something ran that may have created temporary tables unseen (a procedure, say). */
   #hiddenTemporary = false;
   readonly #statements = new Map<number, PreparedStatement>();
@@ -960,7 +967,7 @@ export class StatementRouter {
     const debt = lastHit !== NO_HIT ? lastHit : this.#foundRowsDebt;
     if (debt !== NO_HIT) return this.#settleDiagnostics(debt);
     this.#waited = false;
-    this.#hiddenTemporary = true;
+    this.#temporariesUnseen();
     if (command === Command.STMT_PREPARE) {
       // Not registered: its executions count as those of an unknown statement.
       this.#markDirty();
@@ -1091,6 +1098,7 @@ export class StatementRouter {
         if (!failed) {
           // The server starts the session over: so does everything the router knew of it.
           this.#temporary.clear();
+          this.#maybeTemporary.clear();
           this.#hiddenTemporary = false;
           this.#statements.clear();
           this.#sqlPrepared.clear();
@@ -1127,7 +1135,7 @@ export class StatementRouter {
     // run no DDL (its marks change no schema) creates no table and prepares nothing.
     const ddlFreeCall = info.kind === 'call' && plan.marks !== null && !plan.marks.schemaChange;
     if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
-      this.#hiddenTemporary = true;
+      this.#temporariesUnseen();
     } else if (
       info.multiStatement ||
       (info.unknownFunctions.length > 0 && !this.#callsDdlFreeFunctions(plan, info, schema)) ||
@@ -1139,7 +1147,7 @@ export class StatementRouter {
         info.reads.length > 0 &&
         this.#worker.catalog.readsKnownWritingView(info.reads, schema))
     ) {
-      this.#hiddenTemporary = true;
+      this.#temporariesUnseen();
     }
     if (!ddlFreeCall) this.#trackSqlPrepared(plan, info, failed);
     if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
@@ -1765,10 +1773,12 @@ export class StatementRouter {
 
   #readsTemporary(reads: readonly TableRef[], schema: string | null): boolean {
     if (this.#hiddenTemporary) return true;
-    if (this.#temporary.size === 0) return false;
+    if (this.#temporary.size === 0 && this.#maybeTemporary.size === 0) return false;
     for (const table of reads) {
       const name = qualify(table, schema);
-      if (name === null || this.#temporary.has(name)) return true;
+      if (name === null || this.#temporary.has(name) || this.#maybeTemporary.has(name)) {
+        return true;
+      }
     }
     return false;
   }
@@ -1966,15 +1976,47 @@ export class StatementRouter {
       const name = qualify(table, schema);
       if (name !== null) names.push(name);
     }
+    // A session has at most one temporary table of a name: once dropped, the name is a base
+    // table's, or nothing.
     if (info.control?.kind === 'drop') {
-      for (const name of names) this.#temporary.delete(name);
+      for (const name of names) {
+        this.#temporary.delete(name);
+        this.#maybeTemporary.delete(name);
+      }
       return;
     }
-    // CREATE TEMPORARY TABLE, or a temporary table renamed (ALTER ... RENAME, RENAME TABLE):
-    // every name involved may now be a temporary table.
-    if (info.temporary || names.some((name) => this.#temporary.has(name))) {
-      for (const name of names) this.#temporary.add(name);
+    if (info.temporary) {
+      for (const name of names) {
+        this.#temporary.add(name);
+        this.#maybeTemporary.delete(name);
+      }
+      return;
     }
+    // A temporary table renamed (ALTER ... RENAME, RENAME TABLE): each name involved may now be
+    // one, or no longer be one.
+    if (names.some((name) => this.#temporary.has(name) || this.#maybeTemporary.has(name))) {
+      for (const name of names) this.#mayBeTemporary(name);
+    }
+  }
+
+  /**
+   * `name` may or may not be a temporary table of the session now: its reads go to the server,
+   * and a write to it is taken as a write to the base table of that name, which it may be.
+   */
+  #mayBeTemporary(name: string): void {
+    this.#temporary.delete(name);
+    this.#maybeTemporary.add(name);
+  }
+
+  /**
+   * Something ran that may have created or dropped temporary tables unseen (a procedure, say):
+   * no read of the session's is cached from here, and no name is known to be a temporary table
+   * (a write to one of them may be to the base table now).
+   */
+  #temporariesUnseen(): void {
+    this.#hiddenTemporary = true;
+    for (const name of this.#temporary) this.#maybeTemporary.add(name);
+    this.#temporary.clear();
   }
 
   // --- the proxy's own tables -----------------------------------------------------------------

@@ -1368,6 +1368,28 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ inserts: 1, hits: 2 }, 'u stored again, t served');
     }));
 
+  test('a temporary table gone (dropped unseen, renamed): a write to the table of that name is a write', () =>
+    scenario([...KV, 'CREATE PROCEDURE drop_t() DROP TEMPORARY TABLE t'], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      for (const unseen of [
+        'CALL drop_t()',
+        'EXECUTE IMMEDIATE "DROP TEMPORARY TABLE t"',
+        'ALTER TABLE t RENAME TO t_renamed',
+      ]) {
+        await a.query('CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v VARCHAR(40))');
+        await a.query(unseen);
+        await b.query(READ_T);
+        await b.query(READ_T);
+        await run.baseline();
+        // The base table now: B's result is stale.
+        await a.query(`UPDATE t SET v = '${unseen.slice(0, 12)}' WHERE id = 1`);
+        await run.expect({ invalidations: 1 }, `a write after ${unseen}`);
+        await b.query(READ_T);
+        await a.query(READ_T);
+      }
+    }));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [
