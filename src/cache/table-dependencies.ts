@@ -78,6 +78,20 @@ export interface SchemaSnapshot {
    * what cannot be told.
    */
   procedureWrites?: Map<string, string[]>;
+  /**
+   * Procedures ("schema.name") whose bodies, and those of the routines they call, run no DDL
+   * but CREATE and DROP TEMPORARY TABLE of names they spell: a CALL of one changes no metadata
+   * and prepares nothing, and leaves its session with at most those temporary tables.
+   */
+  temporaryProcedures?: Map<string, TemporaryProcedure>;
+}
+
+/** What a procedure of SchemaSnapshot.temporaryProcedures does. */
+export interface TemporaryProcedure {
+  /** The temporary tables it may create ("schema.table"), in the schemas its bodies name. */
+  temporaries: string[];
+  /** The tables it writes, as procedureWrites; null: untold. */
+  writes: string[] | null;
 }
 
 export class TableDependencies {
@@ -203,6 +217,11 @@ export class TableDependencies {
   /** Has any table a trigger that may create a table? */
   anyTriggerMayCreateTables(): boolean {
     return (this.#snapshot.temporaryTableTriggers?.size ?? 0) > 0;
+  }
+
+  /** What the procedure `qualified` does, when it runs no DDL but temporary tables'. */
+  temporaryProcedure(qualified: string): TemporaryProcedure | null {
+    return this.#snapshot.temporaryProcedures?.get(qualified) ?? null;
   }
 
   /** The tables the procedure `qualified` writes (see procedureWrites), or null: untold. */

@@ -193,16 +193,21 @@ export class SchemaCatalog {
   }
 
   /**
-   * The slots a CALL of a procedure known to run no DDL invalidates: those of the tables its
-   * body and the procedures it calls write (see callRunsNoDdl for `schema`), with their
-   * triggers' and cascades'; null when that cannot be told (everything).
+   * The slots a CALL of a procedure known to run no DDL (or none but temporary tables')
+   * invalidates: those of the tables its body and the procedures it calls write (see
+   * callRunsNoDdl for `schema`), with their triggers' and cascades'; null when that cannot be
+   * told (everything).
    */
   callWriteSlots(procedure: TableRef, schema: string | null | undefined): Int32Array | null {
     const target = this.#callTarget(procedure, schema, '');
     if (target === null) return null;
     const { dependencies, name, key } = target;
     const written =
-      key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key);
+      key === null
+        ? dependencies.nameWrites(name)
+        : (dependencies.procedureWrites(key) ??
+          dependencies.temporaryProcedure(key)?.writes ??
+          null);
     if (written === null) return null;
     const slots = this.#writeSlotsOf(written, dependencies);
     return slots === EVERYTHING ? null : slots;
@@ -321,6 +326,20 @@ export class SchemaCatalog {
     if (target === null) return false;
     const { dependencies, name, key } = target;
     return key === null ? dependencies.nameRunsNoDdl(name) : dependencies.runsNoDdl(key);
+  }
+
+  /**
+   * The temporary tables a CALL of `procedure` may leave its session with, when the procedure
+   * runs no DDL but theirs (see SchemaSnapshot.temporaryProcedures); null otherwise, and when
+   * `schema` is not known (undefined): a procedure of that name in another schema may run DDL.
+   */
+  callTemporaries(
+    procedure: TableRef,
+    schema: string | null | undefined,
+  ): readonly string[] | null {
+    const target = this.#callTarget(procedure, schema, '');
+    if (target === null || target.key === null) return null;
+    return target.dependencies.temporaryProcedure(target.key)?.temporaries ?? null;
   }
 
   /**

@@ -1134,6 +1134,7 @@ export class StatementRouter {
     // PREPARE runs nothing: what it prepares is known when it is executed. A procedure known to
     // run no DDL (its marks change no schema) creates no table and prepares nothing.
     const ddlFreeCall = info.kind === 'call' && plan.marks !== null && !plan.marks.schemaChange;
+    for (const name of plan.marks?.temporaries ?? NO_NAMES) this.#mayBeTemporary(name);
     if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
       this.#temporariesUnseen();
     } else if (
@@ -1812,11 +1813,18 @@ export class StatementRouter {
     }
     const functionsWrite = functionSlots !== null && functionSlots.length > 0;
     // Procedures, EXECUTE and multi-statement texts may run DDL the text does not show; a CALL
-    // of a procedure the metadata knows to run none does not.
+    // of a procedure the metadata knows to run none does not, nor one of a procedure known to
+    // run none but temporary tables' (which the session keeps apart), its arguments calling no
+    // stored function.
+    const temporaries =
+      writesEverything && !misreadable && info.unknownFunctions.length === 0
+        ? this.#callTemporaries(info, schema)
+        : null;
     const schemaChange =
       info.kind === 'ddl' ||
       (writesEverything &&
         (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
+        temporaries === null &&
         !(!misreadable && this.#callRunsNoDdl(info, schema)));
     const leavesPrograms = schemaChange && leavesStoredPrograms(info, schema);
     // Such a CALL writes what the procedure's body tells, when it tells, and what the functions
@@ -1832,11 +1840,22 @@ export class StatementRouter {
         this.#callLookupSchema(schema),
       );
       if (slots !== null) {
-        return {
+        const marks: WriteMarks = {
           slots: functionsWrite ? concatSlots(slots, functionSlots!) : slots,
           everything: false,
           schemaChange: false,
           leavesPrograms: false,
+        };
+        if (temporaries !== null) marks.temporaries = temporaries;
+        return marks;
+      }
+      if (temporaries !== null) {
+        return {
+          slots: null,
+          everything: true,
+          schemaChange: false,
+          leavesPrograms: false,
+          temporaries,
         };
       }
     }
@@ -1910,6 +1929,13 @@ export class StatementRouter {
     const control = info.control;
     if (control?.kind !== 'call' || control.procedure === null) return false;
     return this.#worker.catalog.callRunsNoDdl(control.procedure, this.#callLookupSchema(schema));
+  }
+
+  /** The temporary tables a CALL may create, of a procedure that runs no other DDL. */
+  #callTemporaries(info: StatementInfo, schema: string | null): readonly string[] | null {
+    const control = info.control;
+    if (control?.kind !== 'call' || control.procedure === null) return null;
+    return this.#worker.catalog.callTemporaries(control.procedure, this.#callLookupSchema(schema));
   }
 
   /**
@@ -2136,6 +2162,7 @@ export class StatementRouter {
 }
 
 const FORWARD: Route = { action: 'forward', plan: null };
+const NO_NAMES: readonly string[] = [];
 const EMPTY_ANSWER = Buffer.alloc(0);
 
 /** What the session does after the reply to a transaction command of the proxy's own. */

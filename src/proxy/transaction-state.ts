@@ -33,6 +33,11 @@ export interface WriteMarks {
    * error and the transaction's own writes stay held.
    */
   untilReply?: boolean;
+  /**
+   * A CALL of a procedure that runs no DDL but temporary tables': the ones it may have created
+   * ("schema.table"), whether it succeeded or not.
+   */
+  temporaries?: readonly string[];
 }
 
 /** Status bits a cached reply must carry as the session's, not as they were when it was stored. */

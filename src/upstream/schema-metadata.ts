@@ -15,7 +15,7 @@
  * SPIDER...) or is not known is recorded as stored in '*'.
  */
 import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
-import type { SchemaSnapshot } from '../cache/table-dependencies.ts';
+import type { SchemaSnapshot, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import {
   COLON,
   COMMA,
@@ -292,6 +292,7 @@ export async function loadSchemaSnapshot(
   snapshot.ddlFreeNames = procedures.freeNames;
   if (udfs !== null) snapshot.udfNames = new Set(udfs);
   snapshot.procedureWrites = procedures.writes;
+  snapshot.temporaryProcedures = procedures.temporaryOnly;
 
   // What the stored functions a body calls write, when every one is known (see
   // functionWritesOf); `owner`, the body's own schema, is an unqualified call's.
@@ -635,6 +636,8 @@ interface RoutineKnowledge {
   complete: boolean;
   /** Free routines whose writes are told, with those of the routines they call. */
   writes: Map<string, string[]>;
+  /** Procedures that run no DDL but temporary tables' (see SchemaSnapshot.temporaryProcedures). */
+  temporaryOnly: Map<string, TemporaryProcedure>;
 }
 
 /**
@@ -688,12 +691,21 @@ function ddlFreeProcedures(
     writingViews,
     complete: false,
     writes: new Map(),
+    temporaryOnly: new Map(),
   };
   if (rows.length !== count) return nothing;
   const functions = new Set<string>();
   // Procedures and functions, each by its key (see RoutineKnowledge.free) and its name's.
   const procedures: Array<
-    [key: string, name: string, owner: string, body: string | null, sqlMode: string, schema: string]
+    [
+      key: string,
+      name: string,
+      owner: string,
+      body: string | null,
+      sqlMode: string,
+      schema: string,
+      isFunction: boolean,
+    ]
   > = [];
   for (const [schema, name, type, body, sqlMode] of rows) {
     const owner = schema == null ? null : catalogNameOf(schema, lctn);
@@ -709,26 +721,44 @@ function ddlFreeProcedures(
       body ?? null,
       sqlMode ?? '',
       schema!,
+      type === 'FUNCTION',
     ]);
   }
   const hazards = { functions, udfs, writingViews };
   const callees = new Map<string, string[]>();
-  for (const [key, , owner, body, sqlMode] of procedures) {
-    const calls = procedureCalls(body, owner, sqlMode, hazards, {
-      lowerCaseTableNames: lctn,
-      serverVersion,
-    });
-    if (calls !== null) callees.set(key, calls);
+  // The temporary tables a procedure's own body creates (a function's may too, but a statement
+  // calling one is not followed that far: it is not free).
+  const ownTemporaries = new Map<string, string[]>();
+  for (const [key, , owner, body, sqlMode, , isFunction] of procedures) {
+    const temporaries: string[] = [];
+    const calls = procedureCalls(
+      body,
+      owner,
+      sqlMode,
+      hazards,
+      { lowerCaseTableNames: lctn, serverVersion },
+      isFunction ? null : temporaries,
+    );
+    if (calls === null) continue;
+    callees.set(key, calls);
+    if (temporaries.length > 0) ownTemporaries.set(key, temporaries);
   }
-  const free = new Set(callees.keys());
-  for (let changed = true; changed;) {
-    changed = false;
-    for (const procedure of free) {
-      if (callees.get(procedure)!.every((callee) => free.has(callee))) continue;
-      free.delete(procedure);
-      changed = true;
+  // Routines that run no DDL but temporary tables', through all they call; then among them
+  // those that run none at all.
+  const withoutDdl = (candidates: Iterable<string>): Set<string> => {
+    const kept = new Set(candidates);
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const procedure of kept) {
+        if (callees.get(procedure)!.every((callee) => kept.has(callee))) continue;
+        kept.delete(procedure);
+        changed = true;
+      }
     }
-  }
+    return kept;
+  };
+  const temporaryFree = withoutDdl(callees.keys());
+  const free = withoutDdl([...temporaryFree].filter((key) => !ownTemporaries.has(key)));
   const freeNames = new Set(procedures.map(([, name]) => name));
   for (const [key, name] of procedures) if (!free.has(key)) freeNames.delete(name);
   for (const name of freeNames) {
@@ -736,26 +766,28 @@ function ddlFreeProcedures(
       freeNames.delete(name);
     }
   }
-  // What each free procedure writes itself, then with what it calls (all free, so all read).
+  // What each procedure writes itself, then with what it calls (all of them without DDL other
+  // than temporary tables', so all read), and the temporary tables they create.
   const own = new Map<string, string[] | null>();
   for (const [key, , , body, sqlMode, schema] of procedures) {
-    if (!free.has(key)) continue;
+    if (!temporaryFree.has(key)) continue;
     own.set(
       key,
       procedureWrites(body!, sqlMode, reference(schema), lctn, serverVersion, udfs !== null),
     );
   }
-  const writes = new Map<string, string[]>();
-  for (const key of free) {
+  const reach = (key: string): { writes: string[] | null; temporaries: string[] } => {
     const tables = new Set<string>();
+    const temporaries = new Set<string>();
     const seen = new Set([key]);
     const pending = [key];
     let told = true;
-    for (let next = 0; next < pending.length && told; next++) {
+    for (let next = 0; next < pending.length; next++) {
       const procedure = pending[next]!;
       const written = own.get(procedure);
       if (written == null) told = false;
       else for (const table of written) tables.add(table);
+      for (const table of ownTemporaries.get(procedure) ?? []) temporaries.add(table);
       for (const callee of callees.get(procedure)!) {
         if (!seen.has(callee)) {
           seen.add(callee);
@@ -763,9 +795,19 @@ function ddlFreeProcedures(
         }
       }
     }
-    if (told) writes.set(key, [...tables]);
+    return { writes: told ? [...tables] : null, temporaries: [...temporaries] };
+  };
+  const writes = new Map<string, string[]>();
+  const temporaryOnly = new Map<string, TemporaryProcedure>();
+  for (const key of temporaryFree) {
+    const reached = reach(key);
+    if (free.has(key)) {
+      if (reached.writes !== null) writes.set(key, reached.writes);
+    } else if (!key.endsWith('()')) {
+      temporaryOnly.set(key, reached);
+    }
   }
-  return { free, freeNames, functions, udfs, writingViews, complete: true, writes };
+  return { free, freeNames, functions, udfs, writingViews, complete: true, writes, temporaryOnly };
 }
 
 /** Words that begin a statement that writes the tables it names. */
@@ -897,16 +939,18 @@ function procedureCalls(
     writingViews: ReadonlySet<string>;
   },
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+  temporaries: string[] | null = null,
 ): string[] | null {
   const { functions, udfs, writingViews } = hazards;
   const lctn = base.lowerCaseTableNames;
   const modes = sqlMode.split(',');
   if (body === null || modes.includes('ORACLE')) return null;
-  const tokens = tokenize(body, {
+  const options: ClassifyOptions = {
     ...base,
     ansiQuotes: modes.includes('ANSI_QUOTES'),
     noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
-  });
+  };
+  const tokens = tokenize(body, options);
   if (tokens.error !== null) return null;
   const calls: string[] = [];
   for (let i = 0; i < tokens.count; i++) {
@@ -930,7 +974,13 @@ function procedureCalls(
     }
     if (tokens.kinds[i] !== TokenKind.Word) continue;
     const word = tokens.ids[i]!;
-    if (DDL_WORDS.has(word)) return null;
+    if (DDL_WORDS.has(word)) {
+      if (temporaries === null) return null;
+      const created = temporaryTablesOf(tokens, i, owner, options);
+      if (created === null) return null;
+      temporaries.push(...created);
+      continue;
+    }
     if (word !== Kw.CALL) continue;
     const qualified = isOperator(tokens, i + 2, DOT);
     if (!isName(tokens, i + 1) || (qualified && !isName(tokens, i + 3))) return null;
@@ -942,6 +992,34 @@ function procedureCalls(
     calls.push(`${schema}.${name}`);
   }
   return calls;
+}
+
+/**
+ * The temporary tables ("schema.table", unqualified ones in the routine's schema `owner`) that
+ * the statement from token `start` to its semicolon creates or drops, when it is CREATE or DROP
+ * TEMPORARY TABLE; null for any other statement. A procedure's own database is the current one
+ * while it runs, so that is where its unqualified names are.
+ */
+function temporaryTablesOf(
+  tokens: TokenList,
+  start: number,
+  owner: string,
+  options: ClassifyOptions,
+): string[] | null {
+  let end = start;
+  while (end < tokens.count && !isOperator(tokens, end, SEMICOLON)) end++;
+  const info = classify(tokens.spanText(start, end - 1), options);
+  if (info.kind !== 'ddl' || !info.temporary || info.ddlObject !== 'table') return null;
+  if (info.writesEverything || info.multiStatement) return null;
+  const names: string[] = [];
+  for (const table of info.writes) {
+    const lctn = options.lowerCaseTableNames;
+    const schema = table.schema === null ? owner : catalogNameOf(table.schema, lctn);
+    const name = catalogNameOf(table.name, lctn);
+    if (schema === null || name === null) return null;
+    names.push(`${schema}.${name}`);
+  }
+  return names;
 }
 
 /** Words that start a flow-control statement inside a block. */

@@ -1390,6 +1390,55 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       }
     }));
 
+  test('a procedure whose only DDL is temporary tables’: its names are read from the server, the rest stays cached', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE scratch (id INT PRIMARY KEY, v VARCHAR(40))',
+        "INSERT INTO scratch VALUES (1, 'base')",
+        `CREATE PROCEDURE fill_scratch() BEGIN
+           CREATE TEMPORARY TABLE scratch (id INT PRIMARY KEY, v VARCHAR(40));
+           INSERT INTO scratch VALUES (1, 'temporary');
+         END`,
+        // Through another procedure, which writes u too.
+        'CREATE PROCEDURE fill_and_count() BEGIN CALL fill_scratch(); UPDATE u SET w = w + 1 WHERE id = 1; END',
+        'CREATE PROCEDURE drop_scratch() DROP TEMPORARY TABLE IF EXISTS scratch',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const readScratch = 'SELECT * FROM scratch ORDER BY id';
+        for (const [index, call] of ['CALL fill_scratch()', 'CALL fill_and_count()'].entries()) {
+          for (const session of [a, b]) {
+            for (const sql of [readScratch, READ_T, READ_U]) {
+              await session.query(sql);
+              await session.query(sql);
+            }
+          }
+          await run.baseline();
+          await a.query(call);
+          // It writes scratch (the base table, as far as anyone can tell), and u the second time:
+          // no metadata reload, no "everything".
+          await run.expect({ invalidations: 1, invalidations_all: 0 }, call);
+          // A's scratch is its temporary table now; B's is the base table.
+          await a.query(readScratch);
+          await b.query(readScratch);
+          await b.query(readScratch);
+          await run.expect({ inserts: 1, hits: 1 }, `scratch read after ${call}`);
+          // A's other reads are still served.
+          await a.query(READ_T);
+          await a.query(READ_U);
+          await run.expect({ hits: 2 - index, inserts: index }, `A's reads after ${call}`);
+          await a.query('CALL drop_scratch()');
+          // The base table again, written by A: B's result is stale.
+          await a.query(`UPDATE scratch SET v = 'after ${index}' WHERE id = 1`);
+          await b.query(readScratch);
+          await a.query(readScratch);
+        }
+      },
+    ));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [

@@ -185,6 +185,15 @@ const SETUP = [
   `CREATE PROCEDURE ${S}.advances() SELECT NEXTVAL(seq)`,
   `CREATE PROCEDURE ${S}.replaces_text() SET @s = REPLACE('a', 'a', 'b')`,
   `CREATE PROCEDURE ${S}.grants() GRANT SELECT ON ${S}.t1 TO CURRENT_USER`,
+  // DDL of temporary tables only, on a branch, in a handler, qualified, through a call.
+  `CREATE PROCEDURE ${S}.scratch_work(n INT) BEGIN
+     DECLARE CONTINUE HANDLER FOR SQLEXCEPTION DROP TEMPORARY TABLE IF EXISTS scratch;
+     IF n > 0 THEN CREATE TEMPORARY TABLE scratch (id INT) ENGINE = MEMORY; END IF;
+     INSERT INTO scratch VALUES (n);
+     CREATE TEMPORARY TABLE IF NOT EXISTS ${OTHER}.kept LIKE ${S}.t1;
+   END`,
+  `CREATE PROCEDURE ${OTHER}.calls_scratch() BEGIN CALL ${S}.scratch_work(1); DELETE FROM part_b; END`,
+  `CREATE PROCEDURE ${S}.scratch_then_table() BEGIN CREATE TEMPORARY TABLE s2 (id INT); CREATE TABLE s3 (id INT); END`,
   // Triggers may create temporary tables, themselves or through what they call.
   `CREATE TABLE ${S}.maker (id INT)`,
   `CREATE TRIGGER ${S}.maker_ai AFTER INSERT ON ${S}.maker FOR EACH ROW CREATE TEMPORARY TABLE IF NOT EXISTS shadowed (id INT)`,
@@ -449,6 +458,32 @@ describe('schema metadata', () => {
     assert.equal(writes(q('makes_table')), null);
     assert.deepEqual([...(deps.nameWrites('writes_rows') ?? [])], [q('t1')]);
     assert.equal(deps.nameWrites('grants'), null);
+  });
+
+  test('procedures that run no DDL but temporary tables’, with the tables they create', () => {
+    const temporary = (name: string): object | null => {
+      const procedure = deps.temporaryProcedure(name);
+      return procedure === null
+        ? null
+        : {
+            temporaries: [...procedure.temporaries].sort(),
+            writes: procedure.writes && [...procedure.writes].sort(),
+          };
+    };
+    assert.deepEqual(temporary(q('scratch_work')), {
+      temporaries: [q('scratch'), `${OTHER}.kept`],
+      writes: [q('scratch')],
+    });
+    assert.deepEqual(temporary(`${OTHER}.calls_scratch`), {
+      temporaries: [q('scratch'), `${OTHER}.kept`],
+      writes: [q('scratch'), `${OTHER}.part_b`],
+    });
+    // Not free: a CALL of one still creates tables; nor one with other DDL, nor a function.
+    assert.equal(deps.runsNoDdl(q('scratch_work')), false);
+    assert.equal(deps.nameRunsNoDdl('scratch_work'), false);
+    for (const name of ['scratch_then_table', 'makes_table', 'makes_temp()', 'writes_rows']) {
+      assert.equal(temporary(q(name)), null, name);
+    }
   });
 
   test('tables whose triggers may create a table, through the tables they write', () => {
