@@ -10,7 +10,8 @@
  * Environment: BACKEND (host:port, default 127.0.0.1:3306; root without password), WORKERS
  * (default 2), READS (point selects per call, default 20, over 10 ids), CALL (the statement
  * that calls, k standing for the id it touches: default `CALL touch(k)`; the function
- * touched(k) does the same UPDATE and returns k). The metadata account's
+ * touched(k) does the same UPDATE and returns k; the procedure scratch(k) does it through a
+ * temporary table it creates if it does not exist yet). The metadata account's
  * statements are counted in information_schema.USER_STATISTICS: the script turns the server's
  * userstat on for the run and puts back the value it found.
  */
@@ -138,6 +139,12 @@ const results = await withUserstat(
     `CREATE TABLE ${DB}.calls (id INT PRIMARY KEY, n INT NOT NULL DEFAULT 0) ENGINE=InnoDB`,
     `INSERT INTO ${DB}.calls (id) SELECT seq FROM ${DB}.seq_0_to_${IDS}`,
     `CREATE PROCEDURE ${DB}.touch(k INT) UPDATE calls SET n = n + 1 WHERE id = k`,
+    `CREATE PROCEDURE ${DB}.scratch(k INT) BEGIN
+       CREATE TEMPORARY TABLE IF NOT EXISTS picked (id INT);
+       DELETE FROM picked;
+       INSERT INTO picked VALUES (k);
+       UPDATE calls SET n = n + 1 WHERE id IN (SELECT id FROM picked);
+     END`,
     `CREATE FUNCTION ${DB}.touched(k INT) RETURNS INT MODIFIES SQL DATA
      BEGIN UPDATE calls SET n = n + 1 WHERE id = k; RETURN k; END`,
     ...metadataAccount(META_USER, META_PASSWORD),

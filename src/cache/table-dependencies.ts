@@ -84,6 +84,13 @@ export interface SchemaSnapshot {
    * and prepares nothing, and leaves its session with at most those temporary tables.
    */
   temporaryProcedures?: Map<string, TemporaryProcedure>;
+  /**
+   * Procedure names (lowered) all of whose procedures, in every schema, run no DDL but
+   * temporary tables', one of them at least some: what a CALL of the name may do wherever it
+   * runs (every one's temporary tables and writes). Empty unless the snapshot holds every
+   * routine the server has.
+   */
+  temporaryProcedureNames?: Map<string, TemporaryProcedure>;
 }
 
 /** What a procedure of SchemaSnapshot.temporaryProcedures does. */
@@ -222,6 +229,11 @@ export class TableDependencies {
   /** What the procedure `qualified` does, when it runs no DDL but temporary tables'. */
   temporaryProcedure(qualified: string): TemporaryProcedure | null {
     return this.#snapshot.temporaryProcedures?.get(qualified) ?? null;
+  }
+
+  /** What the procedures called `name` (lowered) do, when they run no DDL but temporary tables'. */
+  temporaryProcedureName(name: string): TemporaryProcedure | null {
+    return this.#snapshot.temporaryProcedureNames?.get(name) ?? null;
   }
 
   /** The tables the procedure `qualified` writes (see procedureWrites), or null: untold. */

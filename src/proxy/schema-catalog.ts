@@ -50,6 +50,8 @@ export const METADATA_WAIT_MS = 2000;
  */
 const UNKNOWN_NAME_RELOAD_MS = 1000;
 
+const NO_TEMPORARIES: readonly string[] = [];
+
 export class SchemaCatalog {
   readonly #registry: InvalidationRegistry;
   readonly #backend: BackendAddress;
@@ -173,17 +175,27 @@ export class SchemaCatalog {
     return this.#writeSlotsOf(names, dependencies);
   }
 
-  /** The slots writing the tables `names` ("schema.table") invalidates, as for writeSlots. */
+  /**
+   * The slots writing the tables `names` ("schema.table") invalidates, as for writeSlots.
+   * `temporaries`: names a procedure creates as temporary tables, whose writes it writes.
+   */
   #writeSlotsOf(
     names: readonly string[],
     dependencies: TableDependencies,
+    temporaries: readonly string[] = NO_TEMPORARIES,
   ): Int32Array | typeof EVERYTHING {
     const slots: number[] = [];
     for (const name of names) {
       // A name the metadata does not know may be a view created behind our back, or spelt in
-      // another character set: its writes cannot be traced.
-      if (dependencies.engineOf(name) === undefined && dependencies.readsOf(name) === null)
-        return EVERYTHING;
+      // another character set: its writes cannot be traced. Unless the procedure creates a
+      // temporary table of that name: a write to it then writes that table, or a base table
+      // created behind the proxy's back since the load, whose own slot it marks (as for any
+      // table, what such a table's triggers write is not known before the next load).
+      if (dependencies.engineOf(name) === undefined && dependencies.readsOf(name) === null) {
+        if (!temporaries.includes(name)) return EVERYTHING;
+        this.#addSlot(slots, name);
+        continue;
+      }
       const written = dependencies.writesOf(name);
       if (written === 'everything') return EVERYTHING;
       this.#addSlot(slots, name);
@@ -202,14 +214,16 @@ export class SchemaCatalog {
     const target = this.#callTarget(procedure, schema, '');
     if (target === null) return null;
     const { dependencies, name, key } = target;
-    const written =
+    const temporary =
       key === null
-        ? dependencies.nameWrites(name)
-        : (dependencies.procedureWrites(key) ??
-          dependencies.temporaryProcedure(key)?.writes ??
-          null);
+        ? dependencies.temporaryProcedureName(name)
+        : dependencies.temporaryProcedure(key);
+    const written =
+      (key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key)) ??
+      temporary?.writes ??
+      null;
     if (written === null) return null;
-    const slots = this.#writeSlotsOf(written, dependencies);
+    const slots = this.#writeSlotsOf(written, dependencies, temporary?.temporaries);
     return slots === EVERYTHING ? null : slots;
   }
 
@@ -330,16 +344,21 @@ export class SchemaCatalog {
 
   /**
    * The temporary tables a CALL of `procedure` may leave its session with, when the procedure
-   * runs no DDL but theirs (see SchemaSnapshot.temporaryProcedures); null otherwise, and when
-   * `schema` is not known (undefined): a procedure of that name in another schema may run DDL.
+   * runs no DDL but theirs (see SchemaSnapshot.temporaryProcedures); null otherwise. Where
+   * `schema` is not known (undefined), every procedure of that name must be such, or free.
    */
   callTemporaries(
     procedure: TableRef,
     schema: string | null | undefined,
   ): readonly string[] | null {
     const target = this.#callTarget(procedure, schema, '');
-    if (target === null || target.key === null) return null;
-    return target.dependencies.temporaryProcedure(target.key)?.temporaries ?? null;
+    if (target === null) return null;
+    const { dependencies, name, key } = target;
+    const temporary =
+      key === null
+        ? dependencies.temporaryProcedureName(name)
+        : dependencies.temporaryProcedure(key);
+    return temporary?.temporaries ?? null;
   }
 
   /**

@@ -293,6 +293,7 @@ export async function loadSchemaSnapshot(
   if (udfs !== null) snapshot.udfNames = new Set(udfs);
   snapshot.procedureWrites = procedures.writes;
   snapshot.temporaryProcedures = procedures.temporaryOnly;
+  snapshot.temporaryProcedureNames = procedures.temporaryNames;
 
   // What the stored functions a body calls write, when every one is known (see
   // functionWritesOf); `owner`, the body's own schema, is an unqualified call's.
@@ -638,6 +639,8 @@ interface RoutineKnowledge {
   writes: Map<string, string[]>;
   /** Procedures that run no DDL but temporary tables' (see SchemaSnapshot.temporaryProcedures). */
   temporaryOnly: Map<string, TemporaryProcedure>;
+  /** The same by name (see SchemaSnapshot.temporaryProcedureNames). */
+  temporaryNames: Map<string, TemporaryProcedure>;
 }
 
 /**
@@ -692,6 +695,7 @@ function ddlFreeProcedures(
     complete: false,
     writes: new Map(),
     temporaryOnly: new Map(),
+    temporaryNames: new Map(),
   };
   if (rows.length !== count) return nothing;
   const functions = new Set<string>();
@@ -807,7 +811,35 @@ function ddlFreeProcedures(
       temporaryOnly.set(key, reached);
     }
   }
-  return { free, freeNames, functions, udfs, writingViews, complete: true, writes, temporaryOnly };
+  // Procedure names all of whose procedures, in every schema, are free or temporary-only, one of
+  // them at least the latter: what a CALL of the name does wherever it runs, all of theirs.
+  const temporaryNames = new Map<string, TemporaryProcedure>();
+  for (const [key, name] of procedures) {
+    if (temporaryOnly.has(key)) temporaryNames.set(name, { temporaries: [], writes: [] });
+  }
+  for (const [key, name] of procedures) {
+    const named = temporaryNames.get(name);
+    if (named === undefined) continue;
+    if (!temporaryFree.has(key)) {
+      temporaryNames.delete(name);
+      continue;
+    }
+    const done = temporaryOnly.get(key) ?? { temporaries: [], writes: writes.get(key) ?? null };
+    named.temporaries.push(...done.temporaries);
+    named.writes =
+      named.writes === null || done.writes === null ? null : [...named.writes, ...done.writes];
+  }
+  return {
+    free,
+    freeNames,
+    functions,
+    udfs,
+    writingViews,
+    complete: true,
+    writes,
+    temporaryOnly,
+    temporaryNames,
+  };
 }
 
 /** Words that begin a statement that writes the tables it names. */

@@ -1404,6 +1404,8 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         // Through another procedure, which writes u too.
         'CREATE PROCEDURE fill_and_count() BEGIN CALL fill_scratch(); UPDATE u SET w = w + 1 WHERE id = 1; END',
         'CREATE PROCEDURE drop_scratch() DROP TEMPORARY TABLE IF EXISTS scratch',
+        // A temporary table no base table shares a name with.
+        'CREATE PROCEDURE pick(k INT) BEGIN CREATE TEMPORARY TABLE IF NOT EXISTS picked (id INT); INSERT INTO picked VALUES (k); END',
       ],
       async (run) => {
         const a = await run.session('A', { worker: 0 });
@@ -1436,6 +1438,22 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
           await b.query(readScratch);
           await a.query(readScratch);
         }
+        await a.query(READ_T);
+        await run.baseline();
+        await a.query('CALL pick(1)');
+        await a.query('CALL pick(2)');
+        await run.expect({ invalidations: 2, invalidations_all: 0 }, 'a write of its own table');
+        await a.query(READ_T);
+        await a.query('SELECT * FROM picked ORDER BY id');
+        await a.query('SELECT * FROM picked ORDER BY id');
+        await run.expect({ hits: 1, inserts: 0 }, 'its reads of picked go to the server');
+        // A session's first statement: its current database is not known yet, every procedure
+        // of the name is looked at.
+        const c = await run.session('C', { worker: 0 });
+        await c.query('CALL pick(3)');
+        await c.query(READ_T);
+        await c.query('SELECT * FROM picked ORDER BY id');
+        await run.expect({ hits: 1, invalidations_all: 0 }, 'CALL before the session is probed');
       },
     ));
 

@@ -478,6 +478,13 @@ describe('schema metadata', () => {
       temporaries: [q('scratch'), `${OTHER}.kept`],
       writes: [q('scratch'), `${OTHER}.part_b`],
     });
+    // By name, for a CALL whose schema is not known: every procedure of the name.
+    assert.deepEqual(deps.temporaryProcedureName('scratch_work')?.temporaries.sort(), [
+      q('scratch'),
+      `${OTHER}.kept`,
+    ]);
+    assert.equal(deps.temporaryProcedureName('scratch_then_table'), null);
+    assert.equal(deps.temporaryProcedureName('writes_rows'), null, 'free: no temporary table');
     // Not free: a CALL of one still creates tables; nor one with other DDL, nor a function.
     assert.equal(deps.runsNoDdl(q('scratch_work')), false);
     assert.equal(deps.nameRunsNoDdl('scratch_work'), false);
