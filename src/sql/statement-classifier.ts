@@ -43,7 +43,7 @@ export function classify(sql: string, options: ClassifyOptions): StatementInfo {
   if (skipSemicolons(tokens, end) >= tokens.count) {
     return classifyStatement(tokens, start, end, options);
   }
-  return combine(classifyEach(tokens, options), tokens);
+  return combine(classifyEach(tokens, options), tokens, sql);
 }
 
 /** Describes each statement of the text, as if each were sent alone. */
@@ -201,7 +201,30 @@ function classifyStatement(
   };
 }
 
-function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo {
+/**
+ * Could a statement of a multi-statement text change how the statements after it are read? A
+ * USE moves their unqualified names to another database; a SET may change the sql_mode (what a
+ * double quote or a backslash means) or the character set (bytes above 0x7F) they are read
+ * under, which the classifier reads the whole text with.
+ */
+function changesTheRest(statements: readonly StatementInfo[], sql: string): boolean {
+  let sets = false;
+  for (let i = 0; i < statements.length - 1; i++) {
+    const kind = statements[i]!.kind;
+    if (kind === 'use') return true;
+    if (kind === 'set') sets = true;
+  }
+  if (!sets) return false;
+  for (let i = 0; i < sql.length; i++) {
+    const code = sql.charCodeAt(i);
+    if (code === 0x22 || code === 0x5c || code > 0x7f) return true;
+  }
+  return false;
+}
+
+function combine(statements: StatementInfo[], tokens: TokenList, sql: string): StatementInfo {
+  // What the statements after such a one write cannot be told from this reading.
+  const untold = changesTheRest(statements, sql);
   const reads: TableRef[] = [];
   const writes: TableRef[] = [];
   const unknownFunctions: string[] = [];
@@ -218,9 +241,10 @@ function combine(statements: StatementInfo[], tokens: TokenList): StatementInfo 
     kind: 'other',
     reads,
     writes,
-    writesEverything: statements.some((statement) => statement.writesEverything),
+    writesEverything: untold || statements.some((statement) => statement.writesEverything),
     // A text of several statements is not followed through its functions.
-    writesEverythingWithoutFunctions: statements.some((statement) => statement.writesEverything),
+    writesEverythingWithoutFunctions:
+      untold || statements.some((statement) => statement.writesEverything),
     cacheable: false,
     notCacheableReason: 'multi-statement',
     sqlCache: 'default',

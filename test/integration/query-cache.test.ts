@@ -1457,6 +1457,35 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a multi-statement text that changes the current database before it writes', () =>
+    scenario(
+      [
+        ...KV,
+        `CREATE DATABASE ${DB2}`,
+        `CREATE TABLE ${DB2}.t (id INT PRIMARY KEY, v VARCHAR(40))`,
+        `INSERT INTO ${DB2}.t VALUES (1, 'elsewhere')`,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const readOther = `SELECT * FROM ${DB2}.t ORDER BY id`;
+        for (const [index, text] of [
+          `USE ${DB2}; UPDATE t SET v = 'moved' WHERE id = 1`,
+          `UPDATE t SET v = 'here' WHERE id = 1; USE ${DB2}; DELETE FROM t WHERE id = 1; USE ${DB}`,
+        ].entries()) {
+          await b.query(readOther);
+          await b.query(readOther);
+          await b.query(READ_T);
+          await b.query(READ_T);
+          await a.query(text);
+          await b.query(readOther);
+          await b.query(READ_T);
+          await a.query(READ_T);
+          if (index === 0) await a.query(`USE ${DB}`);
+        }
+      },
+    ));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [

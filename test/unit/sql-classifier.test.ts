@@ -1975,6 +1975,22 @@ describe('several statements in one text', () => {
     assert.equal(classify('/* t */ SELECT a FROM t1; CALL p()', DEFAULTS).writesEverything, true);
   });
 
+  test('after a USE, or a SET where the rest may read otherwise, the writes are untold', () => {
+    for (const [sql, untold] of [
+      ['USE d2; UPDATE t1 SET a = 1', true],
+      ['UPDATE t1 SET a = 1; USE d2', false],
+      ["SET @a = 1; UPDATE t1 SET a = 'x'", false],
+      ['SET sql_mode = ANSI_QUOTES; UPDATE "t1" SET a = 1', true],
+      ["SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 'a\\'; UPDATE t1 SET a = 1", true],
+      ["SET NAMES sjis; UPDATE t1 SET a = 'é'", true],
+      ['UPDATE t1 SET a = "x"; SET @a = 1', false],
+    ] as const) {
+      const info = classify(sql, DEFAULTS);
+      assert.equal(info.writesEverything, untold, sql);
+      assert.equal(info.writesEverythingWithoutFunctions, untold, sql);
+    }
+  });
+
   test('semicolons in strings, identifiers and comments do not split', () => {
     assert.equal(classifyAll("SELECT ';' FROM t1", DEFAULTS).length, 1);
     assert.equal(classifyAll('SELECT `a;b` FROM t1 /* ; */ -- ;', DEFAULTS).length, 1);
