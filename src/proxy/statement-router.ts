@@ -1789,8 +1789,9 @@ export class StatementRouter {
   /** The registry marks a statement needs before it is sent, or null when it writes nothing. */
   #writeMarks(entry: MemoEntry, schema: string | null): WriteMarks | null {
     const info = entry.info;
-    // A temporary table is this session's alone, and no result read from it is stored.
-    if (info.temporary) return null;
+    // A temporary table is this session's alone, and no result read from it is stored. (In a
+    // text of several statements the others write what they write.)
+    if (info.temporary && !info.multiStatement) return null;
     const snapshot = this.#snapshot;
     // The text may not say what the server reads in it: under a multi-byte client character set
     // (a byte of a character read as a backslash) or a sql_mode the router has not seen yet, a
@@ -1890,8 +1891,10 @@ export class StatementRouter {
       }
       return null;
     }
+    // A write to a temporary table invalidates nothing, unless another statement of the text
+    // may have dropped or renamed it before the write runs.
     const writes =
-      this.#temporary.size === 0
+      this.#temporary.size === 0 || info.multiStatement
         ? info.writes
         : info.writes.filter((table) => !this.#temporary.has(qualify(table, schema) ?? ''));
     if (writes.length === 0) {

@@ -1368,7 +1368,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ inserts: 1, hits: 2 }, 'u stored again, t served');
     }));
 
-  test('a temporary table gone (dropped unseen, renamed): a write to the table of that name is a write', () =>
+  test('a temporary table gone (dropped unseen, renamed, in one text): a write to the table of that name is a write', () =>
     scenario([...KV, 'CREATE PROCEDURE drop_t() DROP TEMPORARY TABLE t'], async (run) => {
       const a = await run.session('A', { worker: 0 });
       const b = await run.session('B', { worker: 1 });
@@ -1388,6 +1388,12 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await b.query(READ_T);
         await a.query(READ_T);
       }
+      // Dropped and the base table written in one text.
+      await a.query('CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v VARCHAR(40))');
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await a.query("DROP TEMPORARY TABLE t; UPDATE t SET v = 'in one text' WHERE id = 1");
+      await b.query(READ_T);
     }));
 
   test('a procedure whose only DDL is temporary tables’: its names are read from the server, the rest stays cached', () =>
