@@ -17,6 +17,7 @@
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
+import type { TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
@@ -51,6 +52,21 @@ export const METADATA_WAIT_MS = 2000;
 const UNKNOWN_NAME_RELOAD_MS = 1000;
 
 const NO_TEMPORARIES: readonly string[] = [];
+
+/**
+ * What a CALL runs when its procedure runs no DDL but temporary tables': the procedure's (`key`),
+ * or with `key` null every procedure's of that name.
+ */
+function temporaryCall(target: {
+  dependencies: TableDependencies;
+  name: string;
+  key: string | null;
+}): TemporaryProcedure | null {
+  const { dependencies, name, key } = target;
+  return key === null
+    ? dependencies.temporaryProcedureName(name)
+    : dependencies.temporaryProcedure(key);
+}
 
 export class SchemaCatalog {
   readonly #registry: InvalidationRegistry;
@@ -214,10 +230,7 @@ export class SchemaCatalog {
     const target = this.#callTarget(procedure, schema, '');
     if (target === null) return null;
     const { dependencies, name, key } = target;
-    const temporary =
-      key === null
-        ? dependencies.temporaryProcedureName(name)
-        : dependencies.temporaryProcedure(key);
+    const temporary = temporaryCall(target);
     const written =
       (key === null ? dependencies.nameWrites(name) : dependencies.procedureWrites(key)) ??
       temporary?.writes ??
@@ -352,13 +365,7 @@ export class SchemaCatalog {
     schema: string | null | undefined,
   ): readonly string[] | null {
     const target = this.#callTarget(procedure, schema, '');
-    if (target === null) return null;
-    const { dependencies, name, key } = target;
-    const temporary =
-      key === null
-        ? dependencies.temporaryProcedureName(name)
-        : dependencies.temporaryProcedure(key);
-    return temporary?.temporaries ?? null;
+    return target === null ? null : (temporaryCall(target)?.temporaries ?? null);
   }
 
   /**
