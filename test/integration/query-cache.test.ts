@@ -2623,7 +2623,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('LOCK TABLES: a table that is not locked is refused, even when cached', () =>
+  test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });
       await a.query(READ_T);
@@ -2635,6 +2635,14 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await a.query('SELECT * FROM t AS x ORDER BY id', 1100);
       await a.query('UNLOCK TABLES');
       await a.query(READ_U);
+      // Locked by one statement of a text of several.
+      await a.query('SELECT 1; LOCK TABLES t READ');
+      await a.query(READ_T);
+      await a.query(READ_U, 1100);
+      // BEGIN releases the locks: it must reach the server.
+      await a.query('BEGIN');
+      await a.query(READ_U);
+      await a.query('COMMIT');
     }));
 
   test('a stored function called through a view writes what the proxy does not see', () =>
