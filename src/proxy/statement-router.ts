@@ -2190,7 +2190,8 @@ function concatSlots(first: Int32Array, second: Int32Array): Int32Array {
  * sequence, view or trigger, none in a system schema (mysql.proc and mysql.event are tables).
  */
 function leavesStoredPrograms(info: StatementInfo, schema: string | null): boolean {
-  if (info.ddlObject === null) return false;
+  // A trigger's body may end before the text does, and a routine be created after it.
+  if (info.ddlObject === null || info.multiStatement) return false;
   for (const table of info.writes) {
     const owner = table.schema ?? schema;
     if (owner === null || isSystemSchema(owner)) return false;

@@ -41,9 +41,22 @@ export function classify(sql: string, options: ClassifyOptions): StatementInfo {
   const start = skipSemicolons(tokens, 0);
   const end = statementEnd(tokens, start);
   if (skipSemicolons(tokens, end) >= tokens.count) {
-    return classifyStatement(tokens, start, end, options);
+    return classifyStatement(tokens, start, end, options, holdsSeveral(tokens, start, end));
   }
   return combine(classifyEach(tokens, options), tokens, sql);
+}
+
+/**
+ * Does the statement from `start` to `end` hold a semicolon with more after it? Only a stored
+ * program or a compound statement may (see statementEnd): it runs several statements itself (a
+ * block), or its body ends somewhere the tokens do not tell and the server runs what follows
+ * as statements of their own. Either way the text is taken as several statements.
+ */
+function holdsSeveral(tokens: TokenList, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    if (isSemicolon(tokens, i) && skipSemicolons(tokens, i) < end) return true;
+  }
+  return false;
 }
 
 /** Describes each statement of the text, as if each were sent alone. */
@@ -77,7 +90,8 @@ function skipSemicolons(tokens: TokenList, index: number): number {
 /**
  * One past the statement's last token. A stored program (CREATE PROCEDURE ... BEGIN ...; ...;
  * END) or a compound statement holds semicolons of its own: it runs to the end of the text. Such
- * statements invalidate everything anyway, so swallowing what follows loses nothing.
+ * statements invalidate everything anyway; what follows may still create a temporary table, so
+ * such a text, semicolons inside, is taken as several statements (holdsSeveral).
  */
 function statementEnd(tokens: TokenList, start: number): number {
   if (start < tokens.count && isCompoundStart(tokens, start)) return tokens.count;
@@ -143,6 +157,7 @@ function classifyStatement(
   start: number,
   end: number,
   options: ClassifyOptions,
+  several = false,
 ): StatementInfo {
   const s = new ParseState(tokens, start, end, options.lowerCaseTableNames);
   const lexFailed = tokens.error !== null && end === tokens.count;
@@ -191,7 +206,7 @@ function classifyStatement(
     temporary: s.temporary,
     unknownFunctions: s.unknownFunctions,
     routineCalls: s.routineCalls,
-    multiStatement: false,
+    multiStatement: several,
     keyText: tokens.spanText(start, end - 1),
     ddlObject: kind === 'ddl' && !s.failed ? s.ddlObject : null,
     control: kind === 'call' ? { kind: 'call', procedure: s.called } : facts.control,

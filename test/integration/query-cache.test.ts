@@ -1492,6 +1492,43 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a temporary table created by a block, or by a statement after a routine’s body in one text', () =>
+    scenario(KV, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const temporaryT = 'CREATE TEMPORARY TABLE t (id INT PRIMARY KEY, v VARCHAR(40))';
+      for (const [index, text] of [
+        `BEGIN NOT ATOMIC ${temporaryT}; END`,
+        `CREATE PROCEDURE made_first() SELECT 1; ${temporaryT}`,
+        `CREATE PROCEDURE made_second() BEGIN SELECT 1; END; ${temporaryT}`,
+      ].entries()) {
+        const b = await run.session(`B${index}`, { worker: 0 });
+        await b.query(READ_T);
+        await b.query(READ_T);
+        await a.query(text);
+        // A's t is its empty temporary table now.
+        await a.query(READ_T);
+        await a.query('DROP TEMPORARY TABLE t');
+      }
+    }));
+
+  test('a procedure replaced after a trigger’s body in one text: its CALL writes what its new body says', () =>
+    scenario(
+      [...KV, ...KV2, 'CREATE PROCEDURE p2() UPDATE u SET w = w + 1 WHERE id = 1'],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        // The session's database known: the trigger's table is not in a system schema.
+        await a.query(READ_U);
+        await a.query(
+          "CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW SET @x = 1; CREATE OR REPLACE PROCEDURE p2() UPDATE t SET v = 'via p2' WHERE id = 1",
+        );
+        await b.query(READ_T);
+        await b.query(READ_T);
+        await a.query('CALL p2()');
+        await b.query(READ_T);
+      },
+    ));
+
   test('time zones: TIMESTAMP columns in each session’s time zone', () =>
     scenario(
       [

@@ -1991,6 +1991,21 @@ describe('several statements in one text', () => {
     }
   });
 
+  test('a stored program or a block with semicolons inside is taken as several statements', () => {
+    for (const [sql, several] of [
+      ['CREATE PROCEDURE p() SELECT 1', false],
+      ['CREATE PROCEDURE p() SELECT 1;;', false],
+      ['CREATE PROCEDURE p() BEGIN SELECT 1; END', true],
+      ['CREATE PROCEDURE p() SELECT 1; CREATE TEMPORARY TABLE t (a INT)', true],
+      ['CREATE TRIGGER g AFTER INSERT ON t FOR EACH ROW SET @x = 1', false],
+      ['BEGIN NOT ATOMIC SELECT 1; END', true],
+      ['IF 1 THEN SELECT 1; END IF', true],
+      ["CREATE PROCEDURE p() SELECT ';'", false],
+    ] as const) {
+      assert.equal(classify(sql, DEFAULTS).multiStatement, several, sql);
+    }
+  });
+
   test('semicolons in strings, identifiers and comments do not split', () => {
     assert.equal(classifyAll("SELECT ';' FROM t1", DEFAULTS).length, 1);
     assert.equal(classifyAll('SELECT `a;b` FROM t1 /* ; */ -- ;', DEFAULTS).length, 1);
