@@ -2361,32 +2361,37 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
   });
 
   test('a text misread under a multi-byte character set cannot hide a write', () =>
-    scenario(KV, async (run) => {
-      const a = await run.session('A', { worker: 0 });
-      await a.query(
+    // (Created by another session: one that creates a routine with a block is taken to have run
+    // several statements, and reads from the server from then on.)
+    scenario(
+      [
+        ...KV,
         "CREATE FUNCTION probe_w() RETURNS INT MODIFIES SQL DATA BEGIN UPDATE t SET v = CONCAT(v, '+') WHERE id = 1; RETURN 1; END",
-      );
-      // 0x83 0x5C is one sjis character; read byte by byte, 0x5C escapes the quote after it and
-      // the call to probe_w() looks like part of the string.
-      const misread = (verb: string): Buffer =>
-        Buffer.concat([
-          Buffer.from([Command.QUERY]),
-          Buffer.from(`${verb} @probe_s = '`, 'latin1'),
-          Buffer.from([0x83, 0x5c]),
-          Buffer.from("', @probe_t = probe_w()", 'latin1'),
-        ]);
-      for (const verb of ['SET', 'SELECT']) {
-        await untilCached(run, a, READ_T);
-        await a.query('SET NAMES sjis');
-        await a.command(
-          `${verb} with an sjis character ending in 0x5C, then a write`,
-          misread(verb),
-        );
-        await a.query('SET NAMES utf8mb4');
-        await a.query(READ_T);
-      }
-      await a.query('DROP FUNCTION probe_w');
-    }));
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        // 0x83 0x5C is one sjis character; read byte by byte, 0x5C escapes the quote after it and
+        // the call to probe_w() looks like part of the string.
+        const misread = (verb: string): Buffer =>
+          Buffer.concat([
+            Buffer.from([Command.QUERY]),
+            Buffer.from(`${verb} @probe_s = '`, 'latin1'),
+            Buffer.from([0x83, 0x5c]),
+            Buffer.from("', @probe_t = probe_w()", 'latin1'),
+          ]);
+        for (const verb of ['SET', 'SELECT']) {
+          await untilCached(run, a, READ_T);
+          await a.query('SET NAMES sjis');
+          await a.command(
+            `${verb} with an sjis character ending in 0x5C, then a write`,
+            misread(verb),
+          );
+          await a.query('SET NAMES utf8mb4');
+          await a.query(READ_T);
+        }
+        await a.query('DROP FUNCTION probe_w');
+      },
+    ));
 
   test('warnings from before a hit are gone after it, through statements that read no table', () =>
     scenario(KV, async (run) => {
