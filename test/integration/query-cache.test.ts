@@ -2361,8 +2361,8 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
   });
 
   test('a text misread under a multi-byte character set cannot hide a write', () =>
-    // (Created by another session: one that creates a routine with a block is taken to have run
-    // several statements, and reads from the server from then on.)
+    // probe_w is created by the setup's session: one that creates a routine with a block is
+    // taken to have run several statements, and reads from the server from then on.
     scenario(
       [
         ...KV,
