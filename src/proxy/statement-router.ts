@@ -1789,9 +1789,8 @@ export class StatementRouter {
   /** The registry marks a statement needs before it is sent, or null when it writes nothing. */
   #writeMarks(entry: MemoEntry, schema: string | null): WriteMarks | null {
     const info = entry.info;
-    // A temporary table is this session's alone, and no result read from it is stored. (In a
-    // text of several statements the others write what they write.)
-    if (info.temporary && !info.multiStatement) return null;
+    // A temporary table is this session's alone, and no result read from it is stored.
+    if (info.temporary) return null;
     const snapshot = this.#snapshot;
     // The text may not say what the server reads in it: under a multi-byte client character set
     // (a byte of a character read as a backslash) or a sql_mode the router has not seen yet, a

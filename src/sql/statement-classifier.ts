@@ -265,7 +265,8 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     sqlCache: 'default',
     lockingRead: statements.some((statement) => statement.lockingRead),
     implicitCommit: statements.some((statement) => statement.implicitCommit),
-    temporary: statements.some((statement) => statement.temporary),
+    // Of the session's own tables only when every statement is.
+    temporary: statements.every((statement) => statement.temporary),
     unknownFunctions,
     routineCalls: null,
     multiStatement: true,

@@ -62,7 +62,10 @@ export interface StatementInfo {
    * were locked: true here means "may commit"; the reply's status flags tell what happened.
    */
   implicitCommit: boolean;
-  /** CREATE TEMPORARY TABLE, DROP TEMPORARY TABLE: a session-private table, no implicit commit. */
+  /**
+   * CREATE TEMPORARY TABLE, DROP TEMPORARY TABLE: a session-private table, no implicit commit.
+   * A text of several statements: every one of them is.
+   */
   temporary: boolean;
   /**
    * Functions that are no built-in, as written: stored functions or UDFs. They may write
