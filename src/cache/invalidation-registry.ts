@@ -74,6 +74,11 @@ const WRITES_UNSEEN = 8;
  * change before it was answered.
  */
 const PROGRAM_VERSION = 9;
+/**
+ * Bumped, before the schema version, when a statement that wrote the tables stored programs
+ * live in (mysql.proc, mysql.event, mysql.func) has its reply: see SchemaCatalog's pause.
+ */
+const PROGRAM_TABLE_WRITES = 10;
 
 function workerRegionWords(slots: number): number {
   return WORKER_HEADER_WORDS + CONNECTION_CAPACITY + slots;
@@ -278,11 +283,12 @@ export class InvalidationRegistry {
   /**
    * After its reply (or error, or lost connection): metadata read from now on sees it.
    * `programs` unless it is known to leave stored routines and events alone (it defines a
-   * named table, view...).
+   * named table, view...); `programTables` when it wrote the tables they live in.
    */
-  endSchemaChange(programs = true): void {
+  endSchemaChange(programs = true, programTables = false): void {
     const words = this.#words;
     if (programs) Atomics.add(words, PROGRAM_VERSION, 1);
+    if (programTables) Atomics.add(words, PROGRAM_TABLE_WRITES, 1);
     this.#words[this.#own + WORKER_SCHEMA_CHANGES]!--;
     Atomics.sub(words, SCHEMA_CHANGES_IN_FLIGHT, 1);
     Atomics.add(words, SCHEMA_VERSION, 1);
@@ -300,6 +306,11 @@ export class InvalidationRegistry {
   /** Moves with each schema change that may change stored routines or events. */
   programVersion(): number {
     return Atomics.load(this.#words, PROGRAM_VERSION);
+  }
+
+  /** Moves with each statement that wrote mysql.proc, mysql.event or mysql.func. */
+  programTableWrites(): number {
+    return Atomics.load(this.#words, PROGRAM_TABLE_WRITES);
   }
 
   schemaChangesInFlight(): number {

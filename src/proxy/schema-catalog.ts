@@ -50,6 +50,16 @@ export const METADATA_WAIT_MS = 2000;
  * client, or before the proxy started): the metadata is read again, at most this often.
  */
 const UNKNOWN_NAME_RELOAD_MS = 1000;
+/**
+ * After a statement wrote the tables stored programs live in (mysql.proc, mysql.event,
+ * mysql.func), how long before the metadata is read again. Whoever writes them by hand or alters
+ * them is repairing, upgrading or testing them, and often works on their files next (copies them
+ * back, replaces a broken .frm, FLUSH TABLE between steps): a read of them meanwhile opens the
+ * table the server just flushed and keeps the old definition open, so the next statement sees
+ * that instead of the files put in place (MariaDB's own sp-destruct test fails that way).
+ * Meanwhile the catalog goes the conservative way: no result is stored, writes invalidate all.
+ */
+export const PROGRAM_TABLES_PAUSE_MS = 30_000;
 
 const NO_TEMPORARIES: readonly string[] = [];
 
@@ -88,6 +98,8 @@ export class SchemaCatalog {
   #stopped = false;
   /** Routines and events as last read: read again only after DDL that may change them. */
   readonly #programRows = new KeptProgramRows();
+  /** The registry's count of writes to the program tables when this catalog last looked. */
+  #programTableWrites: number;
 
   constructor(
     registry: InvalidationRegistry,
@@ -99,6 +111,7 @@ export class SchemaCatalog {
     this.#backend = backend;
     this.#admin = admin;
     this.#log = log;
+    this.#programTableWrites = registry.programTableWrites();
   }
 
   /** Trusted only when loaded at the current schema version (no DDL ran or runs since). */
@@ -476,6 +489,15 @@ export class SchemaCatalog {
       this.#watch(version);
       return;
     }
+    const programTableWrites = registry.programTableWrites();
+    if (programTableWrites !== this.#programTableWrites) {
+      this.#programTableWrites = programTableWrites;
+      this.#pause(PROGRAM_TABLES_PAUSE_MS, force);
+      this.#log.info(
+        `the tables stored programs live in were written: schema metadata is read again in ${PROGRAM_TABLES_PAUSE_MS} ms`,
+      );
+      return;
+    }
     this.#loading = true;
     this.#reloaded ??= new Flight(performance.now());
     this.#programRows.useVersion(registry.programVersion());
@@ -502,15 +524,20 @@ export class SchemaCatalog {
         this.#log.warn(
           `cannot read schema metadata (retrying in ${this.#retryMs} ms): ${(error as Error).message}`,
         );
-        this.#land();
-        this.#retryTimer = setTimeout(() => {
-          this.#retryTimer = null;
-          this.#reload(force);
-        }, this.#retryMs);
-        this.#retryTimer.unref();
+        this.#pause(this.#retryMs, force);
         this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
       },
     );
+  }
+
+  /** Wakes the statements waiting for a reload, and loads again only after `ms` (no sooner). */
+  #pause(ms: number, force: boolean): void {
+    this.#land();
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      this.#reload(force);
+    }, ms);
+    this.#retryTimer.unref();
   }
 
   /** Wakes the statements waiting for a reload: they go on, with metadata or without. */

@@ -31,6 +31,7 @@ import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
+import { writesProgramTables } from '../sql/table-ref.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
@@ -1788,9 +1789,22 @@ export class StatementRouter {
 
   /** The registry marks a statement needs before it is sent, or null when it writes nothing. */
   #writeMarks(entry: MemoEntry, schema: string | null): WriteMarks | null {
-    const info = entry.info;
     // A temporary table is this session's alone, and no result read from it is stored.
-    if (info.temporary) return null;
+    if (entry.info.temporary) return null;
+    // Writing the tables stored programs live in, even by hand, changes what routines and events
+    // are: the metadata must read them again (a schema change that may change programs).
+    const programTables = writesProgramTables(entry.info.writes, schema);
+    const marks = this.#writeMarksOf(entry, schema, programTables);
+    if (programTables && marks !== null) marks.programTables = true;
+    return marks;
+  }
+
+  #writeMarksOf(
+    entry: MemoEntry,
+    schema: string | null,
+    programTables: boolean,
+  ): WriteMarks | null {
+    const info = entry.info;
     const snapshot = this.#snapshot;
     // The text may not say what the server reads in it: under a multi-byte client character set
     // (a byte of a character read as a backslash) or a sql_mode the router has not seen yet, a
@@ -1822,6 +1836,7 @@ export class StatementRouter {
         : null;
     const schemaChange =
       info.kind === 'ddl' ||
+      programTables ||
       (writesEverything &&
         (SCHEMA_CHANGING.has(info.kind) || info.multiStatement) &&
         temporaries === null &&

@@ -38,6 +38,11 @@ export interface WriteMarks {
    * ("schema.table"), whether it succeeded or not.
    */
   temporaries?: readonly string[];
+  /**
+   * It writes the tables stored programs live in (mysql.proc, mysql.event, mysql.func), by DDL
+   * or by hand: the schema catalogs pause before reading them again.
+   */
+  programTables?: boolean;
 }
 
 /** Status bits a cached reply must carry as the session's, not as they were when it was stored. */
@@ -112,7 +117,9 @@ export class TransactionState {
     if (marks !== null) {
       if (nowIn && marks.untilReply !== true) this.#hold(marks);
       else this.#release(marks);
-      if (marks.schemaChange) this.#registry.endSchemaChange(!marks.leavesPrograms);
+      if (marks.schemaChange) {
+        this.#registry.endSchemaChange(!marks.leavesPrograms, marks.programTables === true);
+      }
     }
     if (!nowIn) {
       this.#releaseHeld();
@@ -130,7 +137,9 @@ export class TransactionState {
   /** Marks of a statement whose reply will never come (connection lost). */
   abandon(marks: WriteMarks): void {
     this.#release(marks);
-    if (marks.schemaChange) this.#registry.endSchemaChange(!marks.leavesPrograms);
+    if (marks.schemaChange) {
+      this.#registry.endSchemaChange(!marks.leavesPrograms, marks.programTables === true);
+    }
   }
 
   #hold(marks: WriteMarks): void {

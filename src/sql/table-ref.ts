@@ -41,3 +41,25 @@ const SYSTEM_SCHEMAS = new Set(['mysql', 'information_schema', 'performance_sche
 export function isSystemSchema(schema: string): boolean {
   return SYSTEM_SCHEMAS.has(schema.toLowerCase());
 }
+
+/**
+ * The tables stored programs live in, which the proxy's metadata reads (mysql.proc: routines,
+ * mysql.event: events, mysql.func: loadable functions). Compared without regard to case, like
+ * system schemas: a user table that merely looks like one only costs a pause in metadata reads.
+ */
+const PROGRAM_TABLES = new Set(['proc', 'event', 'func']);
+
+/** Does a statement writing `tables` (unqualified ones in `schema`) write a program table? */
+export function writesProgramTables(tables: readonly TableRef[], schema: string | null): boolean {
+  for (const table of tables) {
+    const owner = table.schema ?? schema;
+    if (
+      owner !== null &&
+      owner.toLowerCase() === 'mysql' &&
+      PROGRAM_TABLES.has(table.name.toLowerCase())
+    ) {
+      return true;
+    }
+  }
+  return false;
+}

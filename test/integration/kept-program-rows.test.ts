@@ -6,8 +6,14 @@
  * it creates, among the reads of the statements a user measures. And after DDL of a routine or
  * an event, every worker knows the new definition: a procedure redefined to write another
  * table invalidates it, an event created to write a table keeps it out of the cache.
+ *
+ * Written by hand (DML on mysql.proc) they are read again too; and while someone alters the
+ * tables programs live in and works on their files, the proxy keeps out of the way: the same
+ * sequence as MariaDB's sp-destruct test gives the same errors directly and through it.
  */
 import assert from 'node:assert/strict';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startEphemeralServer } from '../../src/upstream/ephemeral-server.ts';
 import type { EphemeralServer } from '../../src/upstream/ephemeral-server.ts';
@@ -196,6 +202,92 @@ describe('rows of stored routines and events kept between metadata loads', () =>
       }
     });
   }
+
+  test('a procedure whose body is edited in mysql.proc by hand writes what the new body says', async () => {
+    await run(root, 'CREATE PROCEDURE by_hand(k INT) UPDATE counts SET n = n + 1 WHERE id = k');
+    const proxy = await startProxy(1);
+    const client = await connect(proxy.host, proxy.port);
+    // It has not run the procedure yet: its server connection reads the body at its first CALL
+    // (one that has keeps the body it read).
+    const other = await connect(proxy.host, proxy.port);
+    const read = 'SELECT v FROM totals WHERE id = 1';
+    try {
+      await untilServed(client, read);
+      await run(client, 'CALL by_hand(1)');
+      await untilServed(client, read);
+      await untilServed(other, read);
+      const body = 'UPDATE totals SET v = v + 1 WHERE id = k';
+      await run(
+        client,
+        `UPDATE mysql.proc SET body = '${body}', body_utf8 = '${body}' WHERE db = '${DB}' AND name = 'by_hand'`,
+      );
+      // Stored again where the metadata allows it (the UPDATE invalidated everything).
+      await client.queryRows(read);
+      const before = Number((await client.queryRows(read))[0]?.[0]);
+      await run(other, 'CALL by_hand(1)');
+      const expected = [[String(before + 1)]];
+      assert.deepEqual(await root.queryRows(read), expected, 'the new body ran');
+      assert.deepEqual(await other.queryRows(read), expected);
+      assert.deepEqual(await client.queryRows(read), expected);
+    } finally {
+      client.close();
+      other.close();
+      await run(root, 'DROP PROCEDURE by_hand');
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+
+  test('mysql.proc altered, flushed and its .frm replaced: the same errors through the proxy as directly (sp-destruct)', async () => {
+    await run(root, 'CREATE PROCEDURE wrecked() SET @x = 42');
+    const proc = join(server.datadir, 'mysql', 'proc');
+    const backup = join(server.directory, 'proc-backup');
+    const files = ['frm', 'MAD', 'MAI'];
+
+    /** The errors (or "ok") of each step, mysql.proc put back afterwards. */
+    const wreck = async (client: MysqlConnection): Promise<string[]> => {
+      await run(root, 'FLUSH TABLE mysql.proc');
+      for (const ext of files) copyFileSync(`${proc}.${ext}`, `${backup}.${ext}`);
+      const replies: string[] = [];
+      const step = async (sql: string): Promise<void> => {
+        const { error } = await client.query(sql);
+        replies.push(error === null ? `${sql}: ok` : `${sql}: ${error.errno} ${error.message}`);
+      };
+      try {
+        await step('ALTER TABLE mysql.proc DROP security_type');
+        await step('CALL wrecked()');
+        await step('FLUSH TABLE mysql.proc');
+        // Time for a metadata load to open mysql.proc again, as a retry of one that failed on
+        // the altered table would: the server would then keep the altered definition open.
+        await sleep(1000);
+        writeFileSync(`${proc}.frm`, 'not a table definition\n');
+        await step('CALL wrecked()');
+      } finally {
+        client.close();
+        await run(root, 'FLUSH TABLE mysql.proc');
+        for (const ext of files) copyFileSync(`${backup}.${ext}`, `${proc}.${ext}`);
+        await run(root, 'FLUSH TABLE mysql.proc');
+      }
+      return replies;
+    };
+
+    const direct = await wreck(await connect(server.host, server.port));
+    assert.match(direct.at(-1)!, /: 1033 /, 'the server reads the replaced .frm');
+    const proxy = await startProxy(2);
+    try {
+      // Both workers have their metadata before the test begins.
+      const clients = await Promise.all(
+        Array.from({ length: 4 }, () => connect(proxy.host, proxy.port)),
+      );
+      for (const client of clients) {
+        await untilServed(client, 'SELECT v FROM totals WHERE id = 1');
+        client.close();
+      }
+      assert.deepEqual(await wreck(await connect(proxy.host, proxy.port)), direct);
+    } finally {
+      assert.equal(await proxy.stop(), 0);
+      await run(root, 'DROP PROCEDURE wrecked');
+    }
+  });
 
   test('an event created through the proxy keeps the table it writes out of the cache', async () => {
     const proxy = await startProxy(1);

@@ -13,6 +13,7 @@ import {
   type StatementKind,
   type TableRef,
 } from '../../src/sql/statement-classifier.ts';
+import { writesProgramTables } from '../../src/sql/table-ref.ts';
 
 const DEFAULTS: ClassifyOptions = { ansiQuotes: false, lowerCaseTableNames: 0 };
 
@@ -2201,4 +2202,31 @@ describe('robustness', () => {
       for (let end = 0; end <= sql.length; end++) checkInvariants(sql.slice(0, end));
     }
   });
+});
+
+describe('writes of the tables stored programs live in', () => {
+  const writesThem = (sql: string, schema: string | null = 'test'): boolean =>
+    writesProgramTables(classify(sql, DEFAULTS).writes, schema);
+
+  for (const sql of [
+    'ALTER TABLE mysql.proc DROP security_type',
+    'RENAME TABLE mysql.proc TO proc_backup',
+    'CREATE TABLE mysql.proc LIKE proc_backup',
+    'DROP TABLE mysql.proc',
+    "UPDATE mysql.proc SET body = 'x' WHERE name = 'p'",
+    'INSERT INTO mysql.event SELECT * FROM saved_events',
+    "DELETE FROM MYSQL.FUNC WHERE name = 'f'",
+  ]) {
+    test(`${sql}: written`, () => assert.equal(writesThem(sql), true));
+  }
+  test('an unqualified name in the mysql schema: written', () =>
+    assert.equal(writesThem("DELETE FROM proc WHERE name = 'p'", 'mysql'), true));
+  for (const sql of [
+    'CREATE PROCEDURE p() SET @x = 1',
+    "DELETE FROM proc WHERE name = 'p'",
+    'UPDATE mysql.user SET password_expired = 1',
+    'SELECT * FROM mysql.proc',
+  ]) {
+    test(`${sql}: not written`, () => assert.equal(writesThem(sql), false));
+  }
 });
