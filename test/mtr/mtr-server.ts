@@ -95,6 +95,9 @@ export function runToEnd(
   });
 }
 
+/** mysql.proc (an Aria table): its definition, data and index. */
+const PROC_FILES = ['frm', 'MAD', 'MAI'];
+
 /** Global variables whose value moves by itself or cannot be set back. */
 const MOVING_VARIABLES = new Set([
   'gtid_binlog_pos',
@@ -123,19 +126,50 @@ interface ServerState {
 /** What the server looks like right after bootstrap, to put it back after a failed test. */
 export class ServerBaseline {
   readonly #port: number;
+  /** Where the files of mysql.proc are copied to at the start. */
+  readonly #backupDir: string;
   #state: ServerState | null = null;
+  #datadir = '';
 
-  constructor(port: number) {
+  constructor(port: number, backupDir: string) {
     this.#port = port;
+    this.#backupDir = backupDir;
   }
 
   async record(): Promise<void> {
     const connection = await this.#connect();
     try {
       this.#state = await readState(connection);
+      this.#datadir = (await connection.queryRows('SELECT @@datadir'))[0]?.[0] ?? '';
+      await connection.query('FLUSH TABLE mysql.proc');
+      for (const ext of PROC_FILES) {
+        copyFileSync(join(this.#datadir, 'mysql', `proc.${ext}`), this.#procBackup(ext));
+      }
     } finally {
       connection.close();
     }
+  }
+
+  #procBackup(ext: string): string {
+    return join(this.#backupDir, `proc.${ext}`);
+  }
+
+  /**
+   * A test that fails half way through damaging mysql.proc on purpose (sp-destruct replaces its
+   * files) leaves it unusable, and every test after it would fail on it: its files are put back
+   * as they were at the start.
+   */
+  async #restoreProc(connection: MysqlConnection, done: string[]): Promise<void> {
+    const check = await connection.query('SELECT COUNT(*) FROM information_schema.ROUTINES');
+    if (check.error === null) return;
+    await connection.query('FLUSH TABLE mysql.proc');
+    for (const ext of PROC_FILES) {
+      copyFileSync(this.#procBackup(ext), join(this.#datadir, 'mysql', `proc.${ext}`));
+    }
+    await connection.query('FLUSH TABLE mysql.proc');
+    done.push(
+      `mysql.proc's files put back as they were at the start (it said: ${check.error.message})`,
+    );
   }
 
   /** Undoes what a test left: returns what was changed, for the log. */
@@ -155,6 +189,7 @@ export class ServerBaseline {
         await run(`KILL ${id}`);
       }
       await connection.query('STOP ALL SLAVES');
+      await this.#restoreProc(connection, done);
       const now = await readState(connection);
       for (const database of now.databases) {
         if (!baseline.databases.has(database)) await run(`DROP DATABASE ${quoteName(database)}`);

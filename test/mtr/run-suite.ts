@@ -160,7 +160,7 @@ async function main(): Promise<number> {
     log(
       `mtr suite: server on 127.0.0.1:${server.port}; ${tests.length} tests, modes ${modes.join(', ')}`,
     );
-    const baseline = new ServerBaseline(server.port);
+    const baseline = new ServerBaseline(server.port, copy.work);
     await baseline.record();
     const reset = async (): Promise<void> => {
       const done = await baseline.restore();
