@@ -53,6 +53,12 @@ const SWEEP_INTERVAL = 1 << 29;
 /** A worker's region: its share of the global counts, its connections, its slots' marks. */
 const WORKER_EVERYTHING_IN_FLIGHT = 0;
 const WORKER_SCHEMA_CHANGES = 1;
+/**
+ * The worker's open sessions that wrote the tables stored programs live in: the schema catalogs
+ * keep off those tables while any is open (see SchemaCatalog's pause). A dead worker's sessions
+ * are gone with it: releaseWorker clears the word with the rest of the region's header.
+ */
+const WORKER_PROGRAM_TABLE_WRITERS = 3;
 const WORKER_HEADER_WORDS = 16;
 /** Backend connection ids a worker can record; beyond that, the overflow flag is set. */
 export const CONNECTION_CAPACITY = 1 << 14;
@@ -311,6 +317,27 @@ export class InvalidationRegistry {
   /** Moves with each statement that wrote mysql.proc, mysql.event or mysql.func. */
   programTableWrites(): number {
     return Atomics.load(this.#words, PROGRAM_TABLE_WRITES);
+  }
+
+  /** A session of this worker wrote mysql.proc, mysql.event or mysql.func (once per session). */
+  openProgramTableWriter(): void {
+    Atomics.add(this.#words, this.#own + WORKER_PROGRAM_TABLE_WRITERS, 1);
+  }
+
+  /** That session is gone. */
+  closeProgramTableWriter(): void {
+    Atomics.sub(this.#words, this.#own + WORKER_PROGRAM_TABLE_WRITERS, 1);
+  }
+
+  /** Whether a session of any worker that wrote the program tables is still open. */
+  programTableWritersOpen(): boolean {
+    const words = this.#words;
+    for (let region = 0; region < this.regions; region++) {
+      if (Atomics.load(words, this.#regionOf(region) + WORKER_PROGRAM_TABLE_WRITERS) !== 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   schemaChangesInFlight(): number {

@@ -52,14 +52,18 @@ export const METADATA_WAIT_MS = 2000;
 const UNKNOWN_NAME_RELOAD_MS = 1000;
 /**
  * After a statement wrote the tables stored programs live in (mysql.proc, mysql.event,
- * mysql.func), how long before the metadata is read again. Whoever writes them by hand or alters
- * them is repairing, upgrading or testing them, and often works on their files next (copies them
- * back, replaces a broken .frm, FLUSH TABLE between steps): a read of them meanwhile opens the
- * table the server just flushed and keeps the old definition open, so the next statement sees
- * that instead of the files put in place (MariaDB's own sp-destruct test fails that way).
- * Meanwhile the catalog goes the conservative way: no result is stored, writes invalidate all.
+ * mysql.func), the metadata is read again only once every session that wrote them has closed,
+ * or this long after the last such write if one stays open. Whoever writes them by hand or
+ * alters them is repairing, upgrading or testing them, and often works on their files next
+ * (copies them back, replaces a broken .frm, FLUSH TABLE between steps): a read of them meanwhile
+ * opens the table the server just flushed and keeps the old definition open, so the next
+ * statement sees that instead of the files put in place (MariaDB's own sp-destruct test fails
+ * that way). Meanwhile the catalog goes the conservative way: no result is stored, writes
+ * invalidate all.
  */
 export const PROGRAM_TABLES_PAUSE_MS = 30_000;
+/** How often a paused catalog looks whether those sessions have closed. */
+const PROGRAM_TABLES_POLL_MS = 100;
 
 const NO_TEMPORARIES: readonly string[] = [];
 
@@ -100,6 +104,8 @@ export class SchemaCatalog {
   readonly #programRows = new KeptProgramRows();
   /** The registry's count of writes to the program tables when this catalog last looked. */
   #programTableWrites: number;
+  /** When this catalog saw the last of those writes (Date.now()); NaN when not paused for them. */
+  #programTablesWrittenAt = NaN;
 
   constructor(
     registry: InvalidationRegistry,
@@ -489,13 +495,8 @@ export class SchemaCatalog {
       this.#watch(version);
       return;
     }
-    const programTableWrites = registry.programTableWrites();
-    if (programTableWrites !== this.#programTableWrites) {
-      this.#programTableWrites = programTableWrites;
-      this.#pause(PROGRAM_TABLES_PAUSE_MS, force);
-      this.#log.info(
-        `the tables stored programs live in were written: schema metadata is read again in ${PROGRAM_TABLES_PAUSE_MS} ms`,
-      );
+    if (this.#keepsOffProgramTables()) {
+      this.#pause(PROGRAM_TABLES_POLL_MS, force);
       return;
     }
     this.#loading = true;
@@ -528,6 +529,33 @@ export class SchemaCatalog {
         this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
       },
     );
+  }
+
+  /**
+   * Whether the program tables were written and their writer may still be at work on them: a
+   * session that wrote them is open, and the last write is less than PROGRAM_TABLES_PAUSE_MS old.
+   */
+  #keepsOffProgramTables(): boolean {
+    const registry = this.#registry;
+    const writes = registry.programTableWrites();
+    if (writes !== this.#programTableWrites) {
+      this.#programTableWrites = writes;
+      if (Number.isNaN(this.#programTablesWrittenAt)) {
+        this.#log.info(
+          'the tables stored programs live in were written: schema metadata is read again once the sessions that wrote them have closed',
+        );
+      }
+      this.#programTablesWrittenAt = Date.now();
+    }
+    if (Number.isNaN(this.#programTablesWrittenAt)) return false;
+    if (
+      registry.programTableWritersOpen() &&
+      Date.now() - this.#programTablesWrittenAt < PROGRAM_TABLES_PAUSE_MS
+    ) {
+      return true;
+    }
+    this.#programTablesWrittenAt = NaN;
+    return false;
   }
 
   /** Wakes the statements waiting for a reload, and loads again only after `ms` (no sooner). */

@@ -64,6 +64,8 @@ export class TransactionState {
   isolationOverride = false;
   readonly #held = new Set<number>();
   #heldEverything = false;
+  /** This session wrote the program tables: counted in the registry until it closes. */
+  #wroteProgramTables = false;
 
   constructor(registry: InvalidationRegistry) {
     this.#registry = registry;
@@ -117,9 +119,7 @@ export class TransactionState {
     if (marks !== null) {
       if (nowIn && marks.untilReply !== true) this.#hold(marks);
       else this.#release(marks);
-      if (marks.schemaChange) {
-        this.#registry.endSchemaChange(!marks.leavesPrograms, marks.programTables === true);
-      }
+      if (marks.schemaChange) this.#endSchemaChange(marks);
     }
     if (!nowIn) {
       this.#releaseHeld();
@@ -132,14 +132,26 @@ export class TransactionState {
   /** The connection is gone: the server rolls back, so whatever is held can go. */
   releaseAll(): void {
     this.#releaseHeld();
+    if (this.#wroteProgramTables) {
+      this.#wroteProgramTables = false;
+      this.#registry.closeProgramTableWriter();
+    }
   }
 
   /** Marks of a statement whose reply will never come (connection lost). */
   abandon(marks: WriteMarks): void {
     this.#release(marks);
-    if (marks.schemaChange) {
-      this.#registry.endSchemaChange(!marks.leavesPrograms, marks.programTables === true);
+    if (marks.schemaChange) this.#endSchemaChange(marks);
+  }
+
+  #endSchemaChange(marks: WriteMarks): void {
+    const programTables = marks.programTables === true;
+    // Counted before the change ends: a catalog woken by its end finds the session open.
+    if (programTables && !this.#wroteProgramTables) {
+      this.#wroteProgramTables = true;
+      this.#registry.openProgramTableWriter();
     }
+    this.#registry.endSchemaChange(!marks.leavesPrograms, programTables);
   }
 
   #hold(marks: WriteMarks): void {

@@ -237,6 +237,38 @@ describe('rows of stored routines and events kept between metadata loads', () =>
     }
   });
 
+  test('after mysql.proc is written, results are stored again once the writing session has closed', async () => {
+    await run(root, 'CREATE PROCEDURE noted() SET @x = 1');
+    const proxy = await startProxy(2);
+    const reader = await connect(proxy.host, proxy.port);
+    const writer = await connect(proxy.host, proxy.port);
+    const read = 'SELECT v FROM totals WHERE id = 1';
+    try {
+      await untilServed(reader, read);
+      await untilServed(writer, read);
+      await run(
+        writer,
+        `UPDATE mysql.proc SET comment = 'edited' WHERE db = '${DB}' AND name = 'noted'`,
+      );
+      // While the writer may still be working on the table's files, the metadata is not read,
+      // so nothing is stored or served.
+      const before = await hits(reader);
+      for (let i = 0; i < 10; i++) {
+        await reader.queryRows(read);
+        await sleep(50);
+      }
+      assert.equal(await hits(reader), before, 'no read is served while the writer is open');
+      writer.close();
+      // Within a fraction of the pause a writer left open would have (PROGRAM_TABLES_PAUSE_MS).
+      await untilServed(reader, read);
+    } finally {
+      reader.close();
+      writer.close();
+      await run(root, 'DROP PROCEDURE noted');
+      assert.equal(await proxy.stop(), 0);
+    }
+  });
+
   test('mysql.proc altered, flushed and its .frm replaced: the same errors through the proxy as directly (sp-destruct)', async () => {
     await run(root, 'CREATE PROCEDURE wrecked() SET @x = 42');
     const proc = join(server.datadir, 'mysql', 'proc');

@@ -78,6 +78,25 @@ test('the program version moves when a change that may touch routines ends, or d
   assert.notEqual(second.programVersion(), ended, 'a dead worker’s change may have touched any');
 });
 
+test('sessions that wrote the program tables are seen from every worker until they close or die', () => {
+  const [first, second, third] = registries(3) as [
+    InvalidationRegistry,
+    InvalidationRegistry,
+    InvalidationRegistry,
+  ];
+  assert.equal(third.programTableWritersOpen(), false);
+  first.openProgramTableWriter();
+  second.openProgramTableWriter();
+  second.openProgramTableWriter();
+  assert.equal(third.programTableWritersOpen(), true);
+  first.closeProgramTableWriter();
+  assert.equal(third.programTableWritersOpen(), true, 'the other worker’s are still open');
+  second.closeProgramTableWriter();
+  assert.equal(third.programTableWritersOpen(), true);
+  third.releaseWorker(1);
+  assert.equal(first.programTableWritersOpen(), false, 'a dead worker’s sessions are gone');
+});
+
 test('a worker’s backend connections are listed until forgotten', () => {
   const [worker, main] = registries(2) as [InvalidationRegistry, InvalidationRegistry];
   const a = worker.recordConnection(7);

@@ -197,6 +197,38 @@ describe('transaction state: explicit transactions', () => {
   });
 });
 
+describe('transaction state: writes of the program tables', () => {
+  const programTables = (): WriteMarks => ({
+    slots: null,
+    everything: true,
+    schemaChange: true,
+    leavesPrograms: false,
+    programTables: true,
+  });
+
+  test('a session that wrote them counts as open once, whatever it writes next, until it closes', () => {
+    const s = setup();
+    const writes = s.registry.programTableWrites();
+    run(s, AUTOCOMMIT, programTables());
+    assert.equal(s.registry.programTableWritersOpen(), true);
+    assert.notEqual(s.registry.programTableWrites(), writes);
+    run(s, AUTOCOMMIT, programTables());
+    run(s, ERROR, programTables());
+    s.txn.releaseAll();
+    assert.equal(s.registry.programTableWritersOpen(), false, 'counted once, released once');
+  });
+
+  test('one whose reply never came counts too', () => {
+    const s = setup();
+    const marks = programTables();
+    s.txn.begin(marks);
+    s.txn.abandon(marks);
+    assert.equal(s.registry.programTableWritersOpen(), true);
+    s.txn.releaseAll();
+    assert.equal(s.registry.programTableWritersOpen(), false);
+  });
+});
+
 describe('transaction state: autocommit = 0', () => {
   test('every write opens a transaction that holds its tables until COMMIT', () => {
     const s = setup(MANUAL);
