@@ -53,11 +53,11 @@ const PROGRAM_TABLES = new Set(['proc', 'event', 'func']);
 export function writesProgramTables(tables: readonly TableRef[], schema: string | null): boolean {
   for (const table of tables) {
     const owner = table.schema ?? schema;
-    if (
-      owner !== null &&
-      owner.toLowerCase() === 'mysql' &&
-      PROGRAM_TABLES.has(table.name.toLowerCase())
-    ) {
+    // Lengths first: every write asks, and lowering its names would build strings each time.
+    if (owner === null || owner.length !== 5 || table.name.length < 4 || table.name.length > 5) {
+      continue;
+    }
+    if (owner.toLowerCase() === 'mysql' && PROGRAM_TABLES.has(table.name.toLowerCase())) {
       return true;
     }
   }
