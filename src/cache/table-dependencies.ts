@@ -29,6 +29,13 @@ export interface SchemaSnapshot {
    */
   writingViews?: Set<string>;
   /**
+   * Views that call stored functions known to run no DDL and write no table (through whatever
+   * they call): reading one writes nothing, but runs them, which may change the session's
+   * variables, as a statement calling them itself may. What the functions read is not in the
+   * definition: such a view's reads are unknown ('*'), so no result read through it is stored.
+   */
+  functionViews?: Set<string>;
+  /**
    * Views whose definition says SELECT SQL_CACHE: under query_cache_type DEMAND the server caches
    * a statement that reads one (through any view) as if the statement said SQL_CACHE itself.
    */
@@ -105,6 +112,7 @@ export class TableDependencies {
   readonly #snapshot: SchemaSnapshot;
   readonly #mayWrite = new Map<string, boolean>();
   readonly #requestsCache = new Map<string, boolean>();
+  readonly #callsFunctions = new Map<string, boolean>();
   // Both are asked once per table per statement on the hot path: each answer is computed once.
   // An answer is only ever stored for the name it was asked for, after its whole closure has been
   // walked, so a cycle never leaves a partial answer behind for another name.
@@ -120,31 +128,45 @@ export class TableDependencies {
 
   /** Does reading `qualified` (a view, through any view it reads) possibly write? */
   readMayWrite(qualified: string): boolean {
-    let answer = this.#mayWrite.get(qualified);
-    if (answer === undefined) {
-      answer = this.#computeMayWrite(qualified, new Set());
-      this.#mayWrite.set(qualified, answer);
-    }
-    return answer;
+    return this.#throughViews(qualified, this.#snapshot.writingViews, this.#mayWrite);
   }
 
   /** Does `qualified` say SQL_CACHE (a view, through any view it reads)? */
   requestsCache(qualified: string): boolean {
-    let answer = this.#requestsCache.get(qualified);
+    return this.#throughViews(qualified, this.#snapshot.cacheRequestingViews, this.#requestsCache);
+  }
+
+  /** Are there views that call stored functions (functionViews)? */
+  get hasFunctionViews(): boolean {
+    return (this.#snapshot.functionViews?.size ?? 0) > 0;
+  }
+
+  /** Does reading `qualified` (a view, through any view it reads) run stored functions? */
+  readCallsFunctions(qualified: string): boolean {
+    return this.#throughViews(qualified, this.#snapshot.functionViews, this.#callsFunctions);
+  }
+
+  /** Is `qualified` among `views`, or a view reading one, through any view it reads? */
+  #throughViews(
+    qualified: string,
+    views: ReadonlySet<string> | undefined,
+    answers: Map<string, boolean>,
+  ): boolean {
+    if (views === undefined || views.size === 0) return false;
+    let answer = answers.get(qualified);
     if (answer === undefined) {
-      answer = this.#computeRequestsCache(qualified, new Set());
-      this.#requestsCache.set(qualified, answer);
+      answer = this.#reachesView(qualified, views, new Set());
+      answers.set(qualified, answer);
     }
     return answer;
   }
 
-  #computeRequestsCache(name: string, seen: Set<string>): boolean {
-    const { views, cacheRequestingViews } = this.#snapshot;
-    const reads = views.get(name);
+  #reachesView(name: string, among: ReadonlySet<string>, seen: Set<string>): boolean {
+    const reads = this.#snapshot.views.get(name);
     if (reads === undefined || seen.has(name)) return false;
-    if (cacheRequestingViews?.has(name)) return true;
+    if (among.has(name)) return true;
     seen.add(name);
-    return reads.some((read) => this.#computeRequestsCache(read, seen));
+    return reads.some((read) => this.#reachesView(read, among, seen));
   }
 
   isView(qualified: string): boolean {
@@ -154,15 +176,6 @@ export class TableDependencies {
   /** Has the table triggers (which may also change session variables)? */
   hasTriggers(qualified: string): boolean {
     return this.#snapshot.triggerWrites.has(qualified);
-  }
-
-  #computeMayWrite(name: string, seen: Set<string>): boolean {
-    const { views, writingViews } = this.#snapshot;
-    const reads = views.get(name);
-    if (reads === undefined || seen.has(name)) return false;
-    if (writingViews?.has(name)) return true;
-    seen.add(name);
-    return reads.some((read) => this.#computeMayWrite(read, seen));
   }
 
   /**

@@ -296,6 +296,25 @@ export class SchemaCatalog {
   }
 
   /**
+   * Do these tables include a view that calls stored functions (SchemaSnapshot.functionViews),
+   * through any view it reads? Asked of the metadata trusted now or, while it reloads, of the
+   * last loaded (a name it did not know is judged by readsMayWrite); before any load, of any
+   * table: such a read is never stored, and may change the session's variables.
+   */
+  readsCallFunctions(tables: readonly TableRef[], schema: string | null): boolean {
+    if (this.#admin === null) return false;
+    const dependencies = this.current ?? this.#dependencies;
+    if (dependencies === null) return tables.length > 0;
+    // Asked after every statement: most schemas have no such view, and then no name is made.
+    if (!dependencies.hasFunctionViews) return false;
+    for (const table of tables) {
+      const name = qualify(table, schema);
+      if (name !== null && dependencies.readCallsFunctions(name)) return true;
+    }
+    return false;
+  }
+
+  /**
    * Does reading these tables read a view that says SQL_CACHE? Not while the metadata is
    * unknown: the statement is then not cached under DEMAND, as if no view asked.
    */

@@ -65,7 +65,7 @@ export class MemoEntry {
   readGeneration = -1;
   readSlots: Int32Array | null = null;
   establishesSnapshot = false;
-  /** Reading it may write: a view that calls a stored function. */
+  /** Reading it may write: a view whose stored functions may write or run DDL. */
   readMayWrite = false;
   /**
    * For a statement that writes, what #writeMarks derives from its tables, valid for one schema

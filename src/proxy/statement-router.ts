@@ -1123,7 +1123,10 @@ export class StatementRouter {
       !STATE_PRESERVING.has(info.kind) ||
       info.unknownFunctions.length > 0 ||
       // A trigger may set session variables too.
-      (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema))
+      (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema)) ||
+      // So may the stored functions of a view it reads or writes through.
+      this.#worker.catalog.readsCallFunctions(info.reads, schema) ||
+      this.#worker.catalog.readsCallFunctions(info.writes, schema)
     ) {
       // A stored function or a trigger may change the session's variables, never its current
       // database (USE is refused in stored programs).

@@ -240,6 +240,9 @@ export async function loadSchemaSnapshot(
     );
   });
 
+  // Views that would write nothing but for the stored functions they call: judged once the
+  // routines are known (below). `owner`: the view's schema, an unqualified call's.
+  const callingViews = new Map<string, { calls: readonly TableRef[]; owner: string }>();
   for (const [schema, name, definition] of views) {
     if (schema == null || name == null || isSystemSchema(schema)) continue;
     const key = qualify(schema, name);
@@ -247,8 +250,11 @@ export async function loadSchemaSnapshot(
     snapshot.views.set(key, viewReads(definition ?? null, reference(schema), viewOptions));
     if (definition != null && definition.trim() !== '') {
       const info = classify(definition, viewOptions);
-      if (!info.writesEverything && !info.multiStatement && info.kind === 'select')
-        snapshot.writingViews!.delete(key);
+      if (info.kind === 'select' && !info.multiStatement) {
+        if (!info.writesEverything) snapshot.writingViews!.delete(key);
+        else if (!info.writesEverythingWithoutFunctions && info.routineCalls !== null)
+          callingViews.set(key, { calls: info.routineCalls, owner: schema });
+      }
       if (info.sqlCache === 'SQL_CACHE') snapshot.cacheRequestingViews!.add(key);
     }
   }
@@ -294,6 +300,19 @@ export async function loadSchemaSnapshot(
   snapshot.procedureWrites = procedures.writes;
   snapshot.temporaryProcedures = procedures.temporaryOnly;
   snapshot.temporaryProcedureNames = procedures.temporaryNames;
+
+  // A view whose stored functions all run no DDL and write no table, through whatever they
+  // call, writes nothing when read and creates no table: it is no writing view. What its
+  // functions read, and when they run, is not in its definition: its results are never stored
+  // (functionViews). The routines above were judged with it still among the writing views, so
+  // a routine that reads one is taken to run DDL, as before: conservative, and no fixed point
+  // of views and routines is needed.
+  snapshot.functionViews = new Set();
+  for (const [view, { calls, owner }] of callingViews) {
+    if (functionWritesOf(calls, owner, procedures, lctn)?.length !== 0) continue;
+    snapshot.writingViews!.delete(view);
+    snapshot.functionViews.add(view);
+  }
 
   // What the stored functions a body calls write, when every one is known (see
   // functionWritesOf); `owner`, the body's own schema, is an unqualified call's.

@@ -2705,6 +2705,84 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a view over a stored function that writes nothing: its reads write nothing and are never stored', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE TABLE names (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO names VALUES (1, 'uno'), (2, 'dos')",
+        `CREATE FUNCTION name_of(x INT) RETURNS VARCHAR(20) READS SQL DATA
+         RETURN (SELECT name FROM names WHERE id = x)`,
+        'CREATE VIEW v_named AS SELECT id, name_of(id) AS name FROM t WHERE id <= 2',
+        'CREATE VIEW v_over_named AS SELECT name FROM v_named',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        await a.query(READ_T);
+        await a.query(READ_T);
+        await run.expect({ hits: 1 }, 't cached');
+        // Reading the view runs name_of(), which writes nothing: what is stored stays, and the
+        // session's own reads are still served.
+        await a.query('SELECT * FROM v_named ORDER BY id');
+        await a.query(READ_T);
+        await run.expect(
+          { hits: 1, invalidations_all: 0, bypass_unknown_table: 1 },
+          'a read of the view',
+        );
+        // What name_of() reads is not in the view's definition: its results are never stored,
+        // read directly or through another view, so a change to names shows at once.
+        await a.query('SELECT * FROM v_named ORDER BY id');
+        await a.query('SELECT * FROM v_over_named ORDER BY name');
+        await b.query("UPDATE names SET name = 'one' WHERE id = 1");
+        await a.query('SELECT * FROM v_named ORDER BY id');
+        await a.query('SELECT * FROM v_over_named ORDER BY name');
+        await run.expect({ hits: 0, inserts: 0, bypass_unknown_table: 4 }, 'never stored');
+        await a.query(READ_T);
+        await run.expect({ hits: 1 }, 'the session still served');
+      },
+    ));
+
+  test('a view over a stored function that sets a session variable changes the session’s results', () =>
+    scenario(
+      [
+        'CREATE TABLE ts (id INT PRIMARY KEY, at TIMESTAMP NULL)',
+        "INSERT INTO ts VALUES (1, '2024-01-01 00:00:00')",
+        `CREATE FUNCTION shift_zone() RETURNS INT NO SQL
+         BEGIN SET @@session.time_zone = '+05:00'; RETURN 1; END`,
+        'CREATE VIEW v_shift AS SELECT shift_zone() AS x',
+        'CREATE VIEW v_shifted_rows AS SELECT id, shift_zone() AS x FROM ts',
+        'CREATE VIEW v_checked AS SELECT id, at FROM ts WHERE shift_zone() = 1 WITH CHECK OPTION',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 0 });
+        await a.query("SET time_zone = '+00:00'");
+        await b.query("SET time_zone = '+00:00'");
+        await a.query('SELECT * FROM ts');
+        await a.query('SELECT * FROM ts');
+        await run.expect({ hits: 1 }, 'ts cached');
+        await a.query('SELECT * FROM v_shift');
+        await run.expect({ invalidations_all: 0 }, 'a read of the view writes nothing');
+        // The function moved the session to +05:00: the result stored under +00:00 is not its.
+        await a.query('SELECT * FROM ts');
+        await a.query('SELECT @@time_zone');
+        // A write through such a view runs the function too: a DELETE whose WHERE reads x, an
+        // INSERT checked against the view's WHERE. What the session reads after either belongs
+        // to +05:00, not to B's +00:00.
+        for (const write of [
+          'DELETE FROM v_shifted_rows WHERE x = 0',
+          "INSERT INTO v_checked (id, at) VALUES (2, '2024-06-01 00:00:00')",
+        ]) {
+          await a.query("SET time_zone = '+00:00'");
+          await a.query(write);
+          await a.query('SELECT * FROM ts');
+          await b.query('SELECT * FROM ts');
+          await b.query('SELECT * FROM ts');
+        }
+      },
+    ));
+
   test('a trigger that sets a session variable changes the session’s results', () =>
     scenario(
       [

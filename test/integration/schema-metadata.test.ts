@@ -176,6 +176,10 @@ const SETUP = [
   `CREATE VIEW ${S}.v_calls_f AS SELECT ${S}.f() AS x`,
   `CREATE VIEW ${S}.v_over_calls_f AS SELECT x FROM ${S}.v_calls_f`,
   `CREATE PROCEDURE ${S}.reads_writing_view() SELECT x FROM v_over_calls_f`,
+  // Views over functions that write, or make a table: reading them writes.
+  `CREATE VIEW ${S}.v_calls_audits AS SELECT ${S}.audits('v') AS y`,
+  `CREATE VIEW ${S}.v_calls_maker AS SELECT ${S}.calls_maker() AS z`,
+  `CREATE VIEW ${S}.v_joins_calls AS SELECT x, y FROM ${S}.v_calls_f, ${S}.v_calls_audits`,
   // What procedures write: told, through flow control and handlers, or untold.
   `CREATE PROCEDURE ${S}.handles() BEGIN
      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION INSERT INTO log_a (note) VALUES ('failed');
@@ -293,6 +297,26 @@ describe('schema metadata', () => {
     // Writing through a view writes its base tables.
     assert.deepEqual(sorted(deps.writesOf(q('v_of_v'))), [q('t1'), q('t2')]);
     assert.equal(deps.writesOf(q('v_now')), 'everything');
+  });
+
+  test('views that call stored functions: those that run no DDL and write nothing write nothing', () => {
+    // f() returns a constant: reading the view runs it, and that is all.
+    assert.deepEqual(
+      [...(snapshot.functionViews ?? [])].filter((v) => v.startsWith(`${S}.`)),
+      [q('v_calls_f')],
+    );
+    for (const view of ['v_calls_f', 'v_over_calls_f']) {
+      assert.equal(deps.readMayWrite(q(view)), false, view);
+      assert.equal(deps.readCallsFunctions(q(view)), true, view);
+    }
+    // audits() inserts a row, calls_maker() creates a table, through makes_temp(): reading either
+    // writes as far as the proxy can tell, and so does a view over one of them and over v_calls_f.
+    for (const view of ['v_calls_audits', 'v_calls_maker', 'v_joins_calls']) {
+      assert.equal(deps.readMayWrite(q(view)), true, view);
+    }
+    // A plain view calls no function.
+    assert.equal(deps.readCallsFunctions(q('v_join')), false);
+    assert.equal(deps.readMayWrite(q('v_join')), false);
   });
 
   test('triggers: one statement, a plain block, a labelled block, flow control, sql_mode', () => {

@@ -65,6 +65,52 @@ describe('TableDependencies', () => {
     assert.deepEqual(deps.readsOf('s.v2'), ['s.a']);
   });
 
+  test('views that write, call stored functions or say SQL_CACHE: through the views over them', () => {
+    const deps = new TableDependencies({
+      ...snapshot({
+        tables: ['s.a'],
+        views: {
+          's.writes': [UNKNOWN_TABLE],
+          's.calls': [UNKNOWN_TABLE],
+          's.asks': ['s.a'],
+          's.over_calls': ['s.calls'],
+          's.over_all': ['s.over_calls', 's.writes', 's.asks'],
+          's.loop_a': ['s.loop_b'],
+          's.loop_b': ['s.loop_a', 's.calls'],
+          's.plain': ['s.a'],
+        },
+      }),
+      writingViews: new Set(['s.writes']),
+      functionViews: new Set(['s.calls']),
+      cacheRequestingViews: new Set(['s.asks']),
+    });
+    const which = (ask: (name: string) => boolean): string[] =>
+      [
+        's.a',
+        's.writes',
+        's.calls',
+        's.asks',
+        's.over_calls',
+        's.over_all',
+        's.loop_a',
+        's.plain',
+      ].filter(ask);
+    assert.deepEqual(
+      which((name) => deps.readMayWrite(name)),
+      ['s.writes', 's.over_all'],
+    );
+    assert.deepEqual(
+      which((name) => deps.readCallsFunctions(name)),
+      ['s.calls', 's.over_calls', 's.over_all', 's.loop_a'],
+    );
+    assert.deepEqual(
+      which((name) => deps.requestsCache(name)),
+      ['s.asks', 's.over_all'],
+    );
+    assert.equal(deps.hasFunctionViews, true);
+    assert.equal(new TableDependencies(snapshot({ tables: ['s.a'] })).hasFunctionViews, false);
+  });
+
   test('writes: triggers and cascades, transitively', () => {
     const deps = new TableDependencies(
       snapshot({
