@@ -11,7 +11,9 @@
  * (default 2), READS (point selects per call, default 20, over 10 ids), CALL (the statement
  * that calls, k standing for the id it touches: default `CALL touch(k)`; the function
  * touched(k) does the same UPDATE and returns k; the procedure scratch(k) does it through a
- * temporary table it creates if it does not exist yet). The metadata account's
+ * temporary table it creates if it does not exist yet; the view labelled reads calls through
+ * the function label(k), which writes nothing: `CALL='SELECT c FROM labelled WHERE id = k'`
+ * reads it). The metadata account's
  * statements are counted in information_schema.USER_STATISTICS: the script turns the server's
  * userstat on for the run and puts back the value it found.
  */
@@ -147,6 +149,9 @@ const results = await withUserstat(
      END`,
     `CREATE FUNCTION ${DB}.touched(k INT) RETURNS INT MODIFIES SQL DATA
      BEGIN UPDATE calls SET n = n + 1 WHERE id = k; RETURN k; END`,
+    `CREATE FUNCTION ${DB}.label(k INT) RETURNS CHAR(60) READS SQL DATA
+     RETURN (SELECT c FROM ${DB}.t WHERE id = k)`,
+    `CREATE VIEW ${DB}.labelled AS SELECT id, n, ${DB}.label(id) AS c FROM ${DB}.calls`,
     ...metadataAccount(META_USER, META_PASSWORD),
   ],
   [`DROP USER IF EXISTS '${META_USER}'@'%'`],
