@@ -1125,8 +1125,8 @@ export class StatementRouter {
       // A trigger may set session variables too.
       (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema)) ||
       // So may the stored functions of a view it reads or writes through.
-      this.#worker.catalog.readsCallFunctions(info.reads, schema) ||
-      this.#worker.catalog.readsCallFunctions(info.writes, schema)
+      (info.reads.length > 0 && this.#worker.catalog.readsCallFunctions(info.reads, schema)) ||
+      (info.writes.length > 0 && this.#worker.catalog.readsCallFunctions(info.writes, schema))
     ) {
       // A stored function or a trigger may change the session's variables, never its current
       // database (USE is refused in stored programs).
