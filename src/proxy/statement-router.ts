@@ -1119,8 +1119,10 @@ export class StatementRouter {
     }
     if (info === null) return;
     const schema = plan.prepare?.schema ?? this.#snapshot?.schema ?? null;
+    // A text of data statements (StatementInfo.dataOnly) keeps the session's state as each does.
+    const preserving = STATE_PRESERVING.has(info.kind) || info.dataOnly;
     if (
-      !STATE_PRESERVING.has(info.kind) ||
+      !preserving ||
       info.unknownFunctions.length > 0 ||
       // A trigger may set session variables too.
       (info.writes.length > 0 && this.#worker.catalog.mayHaveTriggers(info.writes, schema)) ||
@@ -1130,7 +1132,7 @@ export class StatementRouter {
     ) {
       // A stored function or a trigger may change the session's variables, never its current
       // database (USE is refused in stored programs).
-      this.#markDirty(SCHEMA_KEEPING.has(info.kind) || STATE_PRESERVING.has(info.kind));
+      this.#markDirty(SCHEMA_KEEPING.has(info.kind) || preserving);
     }
     if (!failed && info.kind === 'lock') this.#tablesLocked = true;
     // UNLOCK TABLES, and BEGIN, which releases table locks.
@@ -1142,10 +1144,11 @@ export class StatementRouter {
     if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
       this.#temporariesUnseen();
     } else if (
-      info.multiStatement ||
+      (info.multiStatement && !info.dataOnly) ||
       (info.unknownFunctions.length > 0 && !this.#callsDdlFreeFunctions(plan, info, schema)) ||
       // A trigger may create a temporary table too; a procedure's writes may fire any.
-      ((ddlFreeCall || (TRIGGER_FIRING.has(info.kind) && info.writes.length > 0)) &&
+      ((ddlFreeCall ||
+        ((TRIGGER_FIRING.has(info.kind) || info.dataOnly) && info.writes.length > 0)) &&
         this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema)) ||
       // So may the stored functions of a view it read (such a statement writes everything).
       (plan.marks?.everything === true &&
@@ -1179,7 +1182,7 @@ export class StatementRouter {
       control.name !== null &&
       this.#sqlPrepared.has(control.name);
     if (
-      info.multiStatement ||
+      (info.multiStatement && !info.dataOnly) ||
       (info.writesEverything && SCHEMA_CHANGING.has(info.kind) && !knownExecute)
     ) {
       this.#sqlPrepared.clear();

@@ -152,6 +152,15 @@ function isCompoundStart(tokens: TokenList, start: number): boolean {
 
 const EMPTY_REASON = 'empty statement';
 
+/** The statements a text of several may hold and still be followed (StatementInfo.dataOnly). */
+const DATA_KINDS: ReadonlySet<StatementKind> = new Set([
+  'select',
+  'insert',
+  'replace',
+  'update',
+  'delete',
+]);
+
 function classifyStatement(
   tokens: TokenList,
   start: number,
@@ -207,6 +216,7 @@ function classifyStatement(
     unknownFunctions: s.unknownFunctions,
     routineCalls: s.routineCalls,
     multiStatement: several,
+    dataOnly: !several && !s.failed && DATA_KINDS.has(kind) && !s.writesEverything,
     keyText: tokens.spanText(start, end - 1),
     ddlObject: kind === 'ddl' && !s.failed ? s.ddlObject : null,
     control: kind === 'call' ? { kind: 'call', procedure: s.called } : facts.control,
@@ -270,6 +280,7 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     unknownFunctions,
     routineCalls: null,
     multiStatement: true,
+    dataOnly: !untold && statements.every((statement) => statement.dataOnly),
     keyText: tokens.spanText(skipSemicolons(tokens, 0), last),
     ddlObject: null,
     // The proxy acts on a control statement only when it is sent alone.

@@ -86,6 +86,13 @@ export interface StatementInfo {
   writesEverythingWithoutFunctions: boolean;
   /** The text held several statements; see classifyAll() for each. */
   multiStatement: boolean;
+  /**
+   * Every statement of the text is a SELECT, INSERT, REPLACE, UPDATE or DELETE that tells what
+   * it writes and calls no stored function: the text creates no table (but through triggers),
+   * prepares nothing, locks no table and changes no session state a trigger could not. A text
+   * of several such statements may be followed as one of them is.
+   */
+  dataOnly: boolean;
   /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */
   keyText: string;
   /**

@@ -2125,6 +2125,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
           'CALL echo(shadow())',
           'CALL via_function()',
           'INSERT INTO maker VALUES (1)',
+          'SELECT 1; INSERT INTO maker VALUES (3)',
           'CALL fills_maker()',
           'SELECT made FROM shadow_view',
           'CALL reads_view()',
@@ -2664,6 +2665,36 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.query('SELECT * FROM t3');
       },
     ));
+
+  test('a text of data statements only (a batch of writes) invalidates what it writes, and its session is still served', () =>
+    scenario([...KV, ...KV2], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      await a.query(READ_U);
+      await b.query(READ_T);
+      await b.query(READ_T);
+      await run.expect({ hits: 1 }, 't cached');
+      // As a driver batches them (Connector/J with allowMultiQueries, mysqli_multi_query).
+      await a.query(
+        "UPDATE t SET v = 'uno' WHERE id = 1; UPDATE t SET v = 'dos' WHERE id = 2; SELECT * FROM u WHERE id = 1",
+      );
+      await run.expect({ invalidations: 1, invalidations_all: 0 }, 'the batch writes t');
+      await b.query(READ_T);
+      await a.query(READ_U);
+      await a.query(READ_T);
+      await a.query(READ_T);
+      await run.expect({ hits: 3, bypass_temporary_table: 0 }, 'the batch’s session served');
+      // Nor does a batch prepare anything: what the session prepared before is still known.
+      await a.query("PREPARE w FROM 'UPDATE u SET w = w + 1 WHERE id = 2'");
+      await a.query("UPDATE t SET v = 'tres' WHERE id = 3; DELETE FROM t WHERE id = 5");
+      await a.query('EXECUTE w');
+      await run.expect({ invalidations_all: 0 }, 'EXECUTE of a write prepared before a batch');
+      // A text that may make a table still leaves its session reading from the server.
+      await a.query('UPDATE u SET w = w + 1 WHERE id = 1; CREATE TEMPORARY TABLE t (id INT)');
+      await a.query(READ_T);
+      await a.query(READ_U);
+      await run.expect({ hits: 0 }, 'after a temporary table in a text');
+    }));
 
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {

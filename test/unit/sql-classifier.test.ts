@@ -1992,6 +1992,34 @@ describe('several statements in one text', () => {
     }
   });
 
+  test('a text of data statements only: SELECT, INSERT, REPLACE, UPDATE, DELETE that tell their writes', () => {
+    for (const [sql, dataOnly] of [
+      ['UPDATE t1 SET a = 1 WHERE id = 1; UPDATE t1 SET a = 2 WHERE id = 2', true],
+      [
+        'INSERT INTO t1 VALUES (1); REPLACE INTO t2 VALUES (2); DELETE FROM t3; SELECT a FROM t1',
+        true,
+      ],
+      ['SELECT a FROM t1 FOR UPDATE; SELECT 1', true],
+      ['SELECT a FROM t1', true],
+      // Anything else may make a table, lock one, prepare, or change the session's state.
+      ['INSERT INTO t1 VALUES (1); CREATE TEMPORARY TABLE t2 (a INT)', false],
+      ['UPDATE t1 SET a = 1; LOCK TABLES t1 READ', false],
+      ['UPDATE t1 SET a = 1; CALL p()', false],
+      ["UPDATE t1 SET a = 1; PREPARE s FROM 'SELECT 1'", false],
+      ['UPDATE t1 SET a = 1; SET @a = 1', false],
+      ['BEGIN; UPDATE t1 SET a = 1; COMMIT', false],
+      ['USE d2; UPDATE t1 SET a = 1', false],
+      // A stored function may do any of that; a statement not understood may be anything.
+      ['UPDATE t1 SET a = f(1); SELECT 1', false],
+      ['SELECT f(1)', false],
+      ['UPDATE t1 SET a = 1; UPDATE t1 SET WHERE', false],
+      ['BEGIN NOT ATOMIC UPDATE t1 SET a = 1; END', false],
+      ['CREATE PROCEDURE p() BEGIN SELECT 1; END', false],
+    ] as const) {
+      assert.equal(classify(sql, DEFAULTS).dataOnly, dataOnly, sql);
+    }
+  });
+
   test('a stored program or a block with semicolons inside is taken as several statements', () => {
     for (const [sql, several] of [
       ['CREATE PROCEDURE p() SELECT 1', false],
