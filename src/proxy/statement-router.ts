@@ -1131,8 +1131,8 @@ export class StatementRouter {
       (info.writes.length > 0 && this.#worker.catalog.readsCallFunctions(info.writes, schema))
     ) {
       // A stored function or a trigger may change the session's variables, never its current
-      // database (USE is refused in stored programs).
-      this.#markDirty(SCHEMA_KEEPING.has(info.kind) || preserving);
+      // database (USE is refused in stored programs); nor may a SET in a followable text.
+      this.#markDirty(SCHEMA_KEEPING.has(info.kind) || preserving || info.followable);
     }
     if (!failed && info.kind === 'lock') this.#tablesLocked = true;
     // UNLOCK TABLES, and BEGIN, which releases table locks.
@@ -1144,11 +1144,11 @@ export class StatementRouter {
     if ((info.kind === 'call' && !ddlFreeCall) || info.kind === 'execute') {
       this.#temporariesUnseen();
     } else if (
-      (info.multiStatement && !info.dataOnly) ||
+      (info.multiStatement && !info.followable) ||
       (info.unknownFunctions.length > 0 && !this.#callsDdlFreeFunctions(plan, info, schema)) ||
       // A trigger may create a temporary table too; a procedure's writes may fire any.
       ((ddlFreeCall ||
-        ((TRIGGER_FIRING.has(info.kind) || info.dataOnly) && info.writes.length > 0)) &&
+        ((TRIGGER_FIRING.has(info.kind) || info.followable) && info.writes.length > 0)) &&
         this.#worker.catalog.writesMayCreateTables(ddlFreeCall ? null : info.writes, schema)) ||
       // So may the stored functions of a view it read (such a statement writes everything).
       (plan.marks?.everything === true &&
@@ -1182,7 +1182,7 @@ export class StatementRouter {
       control.name !== null &&
       this.#sqlPrepared.has(control.name);
     if (
-      (info.multiStatement && !info.dataOnly) ||
+      (info.multiStatement && !info.followable) ||
       (info.writesEverything && SCHEMA_CHANGING.has(info.kind) && !knownExecute)
     ) {
       this.#sqlPrepared.clear();

@@ -217,6 +217,11 @@ function classifyStatement(
     routineCalls: s.routineCalls,
     multiStatement: several,
     dataOnly: !several && !s.failed && DATA_KINDS.has(kind) && !s.writesEverything,
+    followable:
+      !several &&
+      !s.failed &&
+      (DATA_KINDS.has(kind) || (kind === 'set' && facts.control === null)) &&
+      !s.writesEverything,
     keyText: tokens.spanText(start, end - 1),
     ddlObject: kind === 'ddl' && !s.failed ? s.ddlObject : null,
     control: kind === 'call' ? { kind: 'call', procedure: s.called } : facts.control,
@@ -281,6 +286,7 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     routineCalls: null,
     multiStatement: true,
     dataOnly: !untold && statements.every((statement) => statement.dataOnly),
+    followable: !untold && statements.every((statement) => statement.followable),
     keyText: tokens.spanText(skipSemicolons(tokens, 0), last),
     ddlObject: null,
     // The proxy acts on a control statement only when it is sent alone.

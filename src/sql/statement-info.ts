@@ -93,6 +93,15 @@ export interface StatementInfo {
    * of several such statements may be followed as one of them is.
    */
   dataOnly: boolean;
+  /**
+   * Every statement of the text is a data statement as for dataOnly, or a SET whose effects the
+   * session probe reads back (not SET TRANSACTION, which is for the next transaction only, nor
+   * one of query_cache_type, which the proxy follows from the statement; no stored function): the
+   * text creates no table (but through triggers), prepares nothing and locks no table, though it
+   * may change the session's state. A connection's init command (`SET NAMES utf8mb4; SET
+   * time_zone = '+00:00'`) is such a text. True of every dataOnly text.
+   */
+  followable: boolean;
   /** The text the cache keys the statement by (see cacheKeyText in tokenizer.ts). */
   keyText: string;
   /**

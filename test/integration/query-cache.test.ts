@@ -2696,6 +2696,54 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ hits: 0 }, 'after a temporary table in a text');
     }));
 
+  test('a text of SETs (a connection’s init command): the probe reads what it set, and its session is still served', () =>
+    scenario(
+      [
+        ...KV,
+        ...KV2,
+        'CREATE TABLE stamps (id INT PRIMARY KEY, at TIMESTAMP NULL) ENGINE=InnoDB',
+        "INSERT INTO stamps VALUES (1, '2026-01-01 00:00:00')",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        // As PDO's MYSQL_ATTR_INIT_COMMAND or a pool's connection hook sends it.
+        await a.query("SET NAMES utf8mb4; SET time_zone = '+00:00'");
+        await a.query(READ_T);
+        await a.query(READ_T);
+        await run.expect({ hits: 1, bypass_temporary_table: 0 }, 'served after the init command');
+        await a.query('SELECT at FROM stamps');
+        await a.query('SELECT at FROM stamps');
+        await run.expect({ hits: 1 }, 'stamps read at +00:00');
+        // The probe reads the zone the text set: what was stored at +00:00 is not served now.
+        await a.query("SET time_zone = '+05:00'; SET @x = 1");
+        await a.query('SELECT at FROM stamps');
+        await a.query('SELECT at FROM stamps');
+        await run.expect({ hits: 1, bypass_temporary_table: 0 }, 'stamps read at +05:00');
+        // autocommit off in the text: its write stays uncommitted, and what another session reads
+        // meanwhile (the old row) is not served after the COMMIT.
+        await a.query("SET autocommit = 0; UPDATE t SET v = 'cero' WHERE id = 1");
+        await b.query(READ_T);
+        await b.query(READ_T);
+        await a.query('COMMIT');
+        await b.query(READ_T);
+        await a.query('SET autocommit = 1');
+        await a.query(READ_T);
+        await a.query(READ_T);
+        // B's reads while the write was open were not stored; A's own zone keys its results apart.
+        await run.expect(
+          { stale_fills_refused: 2, inserts: 2, hits: 1 },
+          'autocommit off in a text, then COMMIT',
+        );
+        // SET TRANSACTION is for the next transaction only, which the probe cannot read back:
+        // such a text still leaves its session reading from the server.
+        await a.query('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET @y = 2');
+        await a.query(READ_U);
+        await a.query(READ_U);
+        await run.expect({ hits: 0, bypass_temporary_table: 2 }, 'after SET TRANSACTION in a text');
+      },
+    ));
+
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });

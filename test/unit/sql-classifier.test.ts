@@ -2020,6 +2020,38 @@ describe('several statements in one text', () => {
     }
   });
 
+  test('a followable text: data statements and SETs the probe reads back, as an init command', () => {
+    for (const [sql, followable, dataOnly] of [
+      ["SET NAMES utf8mb4; SET time_zone = '+00:00'", true, false],
+      ['SET autocommit = 0; UPDATE t1 SET a = 1 WHERE id = 1', true, false],
+      ['SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; SELECT 1', true, false],
+      ['SET @a = (SELECT MAX(a) FROM t1); SET @b = 2', true, false],
+      ['UPDATE t1 SET a = 1; DELETE FROM t2', true, true],
+      ['SET @a = 1', true, false],
+      // SET TRANSACTION is for the next transaction only: the probe cannot read it back.
+      ['SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; SET @a = 1', false, false],
+      // The proxy follows query_cache_type from the statement itself.
+      ['SET SESSION query_cache_type = 0; SET @a = 1', false, false],
+      ['SET @a = 1, query_cache_type = OFF; SELECT 1', false, false],
+      // A stored function may do anything; so may SET PASSWORD or SET ROLE (not a plain SET).
+      ['SET @a = f(1); SET @b = 2', false, false],
+      ["SET PASSWORD = PASSWORD('x'); SET @a = 1", false, false],
+      ['SET ROLE r1; SET @a = 1', false, false],
+      // Anything else may make a table, lock one, prepare, or change the current database.
+      ['SET @a = 1; CREATE TEMPORARY TABLE t2 (a INT)', false, false],
+      ['SET @a = 1; LOCK TABLES t1 READ', false, false],
+      ["SET @a = 1; PREPARE s FROM 'SELECT 1'", false, false],
+      ['SET @a = 1; USE d2', false, false],
+      ['BEGIN; SET @a = 1', false, false],
+      // A SET that may change how the rest of the text reads (a double quote after it).
+      ['SET sql_mode = \'ANSI_QUOTES\'; SELECT "a" FROM t1', false, false],
+    ] as const) {
+      const info = classify(sql, DEFAULTS);
+      assert.equal(info.followable, followable, sql);
+      assert.equal(info.dataOnly, dataOnly, sql);
+    }
+  });
+
   test('a stored program or a block with semicolons inside is taken as several statements', () => {
     for (const [sql, several] of [
       ['CREATE PROCEDURE p() SELECT 1', false],
