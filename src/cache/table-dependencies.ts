@@ -98,6 +98,21 @@ export interface SchemaSnapshot {
    * routine the server has.
    */
   temporaryProcedureNames?: Map<string, TemporaryProcedure>;
+  /**
+   * Base tables whose primary key is one integer column (TINYINT to BIGINT, signed or not; a
+   * primary key is never a generated column): a statement bounded to one value of it reads or
+   * writes only the rows with that value (see point-access.ts), so the cache may invalidate
+   * such reads by row.
+   */
+  pointColumns?: Map<string, PointColumn>;
+}
+
+/** A base table's point column (SchemaSnapshot.pointColumns). */
+export interface PointColumn {
+  /** The column, lowercased. */
+  column: string;
+  /** The largest value its type holds (at most Number.MAX_SAFE_INTEGER). */
+  max: number;
 }
 
 /** What a procedure of SchemaSnapshot.temporaryProcedures does. */
@@ -171,6 +186,11 @@ export class TableDependencies {
 
   isView(qualified: string): boolean {
     return this.#snapshot.views.has(qualified);
+  }
+
+  /** The table's point column (SchemaSnapshot.pointColumns), if it has one. */
+  pointColumnOf(qualified: string): PointColumn | undefined {
+    return this.#snapshot.pointColumns?.get(qualified);
   }
 
   /** Has the table triggers (which may also change session variables)? */

@@ -21,6 +21,7 @@ import type { TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
+import type { PointAccess } from '../sql/statement-info.ts';
 import { MysqlConnection } from '../upstream/mysql-connection.ts';
 import { loadSchemaSnapshot } from '../upstream/schema-metadata.ts';
 import { KeptProgramRows } from '../upstream/kept-program-rows.ts';
@@ -66,6 +67,20 @@ export const PROGRAM_TABLES_PAUSE_MS = 30_000;
 const PROGRAM_TABLES_POLL_MS = 100;
 
 const NO_TEMPORARIES: readonly string[] = [];
+
+/**
+ * The registry names of a point table's row slots: one per value of its point column (hashed
+ * into the registry's slots with every other name, as tables are: two sharing a slot only cost
+ * an extra miss), and one for "some row", which every write of a row marks and every read that
+ * is not bounded to one row depends on. A NUL byte is in no table's name.
+ */
+function rowSlotName(table: string, value: string): string {
+  return `${table}\u0000=${value}`;
+}
+
+function someRow(table: string): string {
+  return `${table}\u0000*`;
+}
 
 /**
  * What a CALL runs when its procedure runs no DDL but temporary tables': the procedure's (`key`),
@@ -166,11 +181,22 @@ export class SchemaCatalog {
    * The slots a read of `tables` depends on, or null when one of them is unknown (a table or view
    * created since the load, or the metadata is not trusted now): such a result is not stored.
    */
-  readSlots(tables: readonly TableRef[], schema: string | null): Int32Array | null {
+  readSlots(
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess | null = null,
+    values: ReadonlyArray<string | null> | null = null,
+  ): Int32Array | null {
     if (this.#admin === null) return this.#ownSlots(tables, schema);
     const dependencies = this.current;
     if (dependencies === null) return null;
     const slots: number[] = [];
+    // A point read (one base table, bounded to one value of its point column) depends on that
+    // value's rows: its row slot, not the table's "some row" slot.
+    const row =
+      tables.length === 1 && point !== null && values !== null
+        ? this.#pointRow(dependencies, tables[0]!, schema, point, values)
+        : null;
     for (const table of tables) {
       const name = qualify(table, schema);
       if (name === null) return null;
@@ -192,13 +218,58 @@ export class SchemaCatalog {
         return null;
       }
       this.#addSlot(slots, name);
-      for (const base of bases) this.#addSlot(slots, base);
+      for (const base of bases) {
+        this.#addSlot(slots, base);
+        // Any other read of a table with a point column is made stale by a write to any row.
+        if (dependencies.pointColumnOf(base) !== undefined) {
+          this.#addSlot(slots, base === row?.table ? rowSlotName(base, row.value) : someRow(base));
+        }
+      }
     }
     return Int32Array.from(slots);
   }
 
-  /** The slots a write of `tables` invalidates, or EVERYTHING. */
-  writeSlots(tables: readonly TableRef[], schema: string | null): Int32Array | typeof EVERYTHING {
+  /**
+   * The table and value a point statement is bounded to: the one base table it names, stored in
+   * no other, whose point column is among the statement's candidates with a value this text
+   * gives, within the column's range; null otherwise.
+   */
+  #pointRow(
+    dependencies: TableDependencies,
+    table: TableRef,
+    schema: string | null,
+    point: PointAccess,
+    values: ReadonlyArray<string | null>,
+  ): { table: string; value: string } | null {
+    const name = qualify(table, schema);
+    if (name === null) return null;
+    const column = dependencies.pointColumnOf(name);
+    if (column === undefined || point.assigned.includes(column.column)) return null;
+    const bases = dependencies.readsOf(name);
+    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
+    const candidates = point.candidates;
+    for (let i = 0; i < candidates.length; i++) {
+      const value = values[i];
+      if (candidates[i]!.column !== column.column || value === null || value === undefined)
+        continue;
+      if (Number(value) > column.max) return null;
+      return { table: name, value };
+    }
+    return null;
+  }
+
+  /**
+   * The slots a write of `tables` invalidates, or EVERYTHING. A point write (one table with a
+   * point column, bounded to one value of it, assigning no new one, with no trigger, no cascade
+   * and no other table its rows are stored in) invalidates that value's row slot and the table's
+   * "some row" slot only: the reads of other rows stay good.
+   */
+  writeSlots(
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess | null = null,
+    values: ReadonlyArray<string | null> | null = null,
+  ): Int32Array | typeof EVERYTHING {
     const dependencies = this.current;
     if (dependencies === null) return EVERYTHING;
     const names: string[] = [];
@@ -206,6 +277,22 @@ export class SchemaCatalog {
       const name = qualify(table, schema);
       if (name === null) return EVERYTHING;
       names.push(name);
+    }
+    if (tables.length === 1 && point !== null && values !== null && this.#admin !== null) {
+      const row = this.#pointRow(dependencies, tables[0]!, schema, point, values);
+      const written = row === null ? null : dependencies.writesOf(row.table);
+      if (
+        row !== null &&
+        written !== 'everything' &&
+        written!.length === 1 &&
+        written![0] === row.table &&
+        !dependencies.hasTriggers(row.table)
+      ) {
+        const slots: number[] = [];
+        this.#addSlot(slots, someRow(row.table));
+        this.#addSlot(slots, rowSlotName(row.table, row.value));
+        return Int32Array.from(slots);
+      }
     }
     return this.#writeSlotsOf(names, dependencies);
   }

@@ -14,6 +14,7 @@ import {
   LiteralSpans,
   findShape,
   matchesShape,
+  numberSpanAt,
   shapeHash,
   hashText,
   shapedKeyText,
@@ -21,6 +22,7 @@ import {
   shapeOf,
 } from '../sql/statement-shape.ts';
 import { withResolvableNames } from '../sql/name-encoding.ts';
+import { integerValueOfBytes } from '../sql/point-access.ts';
 import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
 
@@ -90,6 +92,17 @@ export class MemoEntry {
   shape: string | null = null;
   /** Its per-statement statistics in this worker, once it has run (statement-digests.ts). */
   digest: DigestRecord | null = null;
+  /**
+   * This text's values of `info.point`'s candidates, in their order (null where one is not a
+   * plain integer here); null when the statement has none. Only these are this text's: the
+   * values in `info` are those of the text of its shape that was classified.
+   */
+  pointValues: ReadonlyArray<string | null> | null = null;
+  /**
+   * For the text its shape's facts come from: where each point candidate's literal is among the
+   * shape's literals (-1 where it is none), so a text of the shape reads its own values there.
+   */
+  pointOrdinals: Int32Array | null = null;
 
   constructor(info: StatementInfo, modeIndependent: boolean, keyText: string = info.keyText) {
     this.info = info;
@@ -157,12 +170,38 @@ function carriesToItsShape(info: StatementInfo): boolean {
  * derived from the tables they name. A shaped text tokenizes the same in every mode (no
  * backslash, double quote, non-ASCII).
  */
-function sameShapeAs(known: MemoEntry, keyText: string): MemoEntry {
+function sameShapeAs(
+  known: MemoEntry,
+  keyText: string,
+  bytes: Uint8Array,
+  spans: LiteralSpans,
+): MemoEntry {
   const entry = new MemoEntry(known.info, true, keyText);
-  entry.shareTablesOf(known);
+  // A point statement's slots are its own values' (the router computes them per text).
+  if (known.info.point === null) entry.shareTablesOf(known);
+  else entry.pointValues = pointValuesOf(known, bytes, spans);
   entry.shape = known.shape;
   entry.digest = known.digest;
   return entry;
+}
+
+/** The values of `known`'s point candidates in the text whose literals are `spans` of `bytes`. */
+function pointValuesOf(
+  known: MemoEntry,
+  bytes: Uint8Array,
+  spans: LiteralSpans,
+): Array<string | null> | null {
+  const ordinals = known.pointOrdinals;
+  if (ordinals === null) return null;
+  const values: Array<string | null> = [];
+  for (const ordinal of ordinals) {
+    values.push(
+      ordinal < 0 || ordinal >= spans.count
+        ? null
+        : integerValueOfBytes(bytes, spans.starts[ordinal]!, spans.ends[ordinal]!),
+    );
+  }
+  return values;
 }
 
 /**
@@ -307,7 +346,7 @@ export class StatementMemo {
     if (!findShape(payload, from, to, spans)) return null;
     const known = this.#byShape[index]!.get(shapeHash(payload, from, to, spans));
     if (known === undefined || !matchesShape(payload, from, to, spans, known.shape!)) return null;
-    return sameShapeAs(known, shapedKeyTextOf(payload, from, to));
+    return sameShapeAs(known, shapedKeyTextOf(payload, from, to), payload, spans);
   }
 
   /**
@@ -317,10 +356,14 @@ export class StatementMemo {
   #classifyNew(sql: string, mode: ClassifyMode, index: number): MemoEntry {
     const shape = shapeOf(sql);
     const shapes = this.#byShape[index]!;
+    const spans = this.#spans;
+    // A shaped text is ASCII: its bytes are its characters.
+    const bytes = shape === null ? null : Buffer.from(sql, 'latin1');
+    if (bytes !== null) findShape(bytes, 0, bytes.length, spans);
     if (shape !== null) {
       const known = shapes.get(hashText(shape));
       if (known !== undefined && known.shape === shape)
-        return sameShapeAs(known, shapedKeyText(sql));
+        return sameShapeAs(known, shapedKeyText(sql), bytes!, spans);
     }
     const info = withResolvableNames(
       classify(sql, { ...mode, serverVersion: this.#serverVersionNumber }),
@@ -329,6 +372,16 @@ export class StatementMemo {
     );
     const entry = new MemoEntry(info, tokenizesTheSameInEveryMode(sql));
     entry.shape = shape;
+    const point = info.point;
+    if (point !== null) {
+      entry.pointValues = point.candidates.map((candidate) => candidate.value);
+      // Where each value is among the shape's literals, for the other texts of the shape.
+      if (bytes !== null) {
+        entry.pointOrdinals = Int32Array.from(point.candidates, (candidate) =>
+          numberSpanAt(spans, candidate.at),
+        );
+      }
+    }
     if (shape !== null && carriesToItsShape(info)) {
       if (this.#shapes >= MAX_SHAPES) {
         for (const map of this.#byShape) map.clear();

@@ -1762,7 +1762,12 @@ export class StatementRouter {
     const generation = catalog.generation;
     if (generation < 0) return null;
     if (entry.readGeneration !== generation || entry.readSchema !== schema) {
-      entry.readSlots = catalog.readSlots(entry.info.reads, schema);
+      entry.readSlots = catalog.readSlots(
+        entry.info.reads,
+        schema,
+        entry.info.point,
+        entry.pointValues,
+      );
       entry.readMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
       entry.establishesSnapshot = this.#establishesSnapshot(entry.info.reads, schema);
       // An unknown name is asked again next time: the catalog reloads when it meets one.
@@ -2012,7 +2017,12 @@ export class StatementRouter {
     const generation = catalog.generation;
     if (entry.writeGeneration === generation && entry.writeSchema === schema && generation >= 0)
       return entry;
-    entry.writeSlots = catalog.writeSlots(entry.info.writes, schema);
+    entry.writeSlots = catalog.writeSlots(
+      entry.info.writes,
+      schema,
+      entry.info.point,
+      entry.pointValues,
+    );
     entry.writeReadsMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
     entry.writeGeneration = generation;
     entry.writeSchema = schema;

@@ -12,6 +12,7 @@ import { Kw } from './keywords.ts';
 import { ParseState } from './parse-state.ts';
 import { sweepFunctionCalls } from './query-parser.ts';
 import type { StatementInfo, StatementKind } from './statement-info.ts';
+import { pointAccessOf } from './point-access.ts';
 import { statementFacts } from './statement-facts.ts';
 import { parseStatement, startsReadOnly } from './statement-parser.ts';
 import { addTable } from './table-ref.ts';
@@ -228,6 +229,10 @@ function classifyStatement(
     readsDiagnostics: facts.readsDiagnostics,
     readsFoundRows: facts.readsFoundRows,
     readsWarnings: facts.readsWarnings,
+    point:
+      several || s.failed || s.writesEverything || s.reads.length > 1 || s.writes.length > 1
+        ? null
+        : pointAccessOf(tokens, start, end, kind),
   };
 }
 
@@ -294,5 +299,6 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     readsDiagnostics: statements.some((statement) => statement.readsDiagnostics),
     readsFoundRows: statements.some((statement) => statement.readsFoundRows),
     readsWarnings: statements.some((statement) => statement.readsWarnings),
+    point: null,
   };
 }

@@ -32,6 +32,23 @@ export type StatementKind =
 /** The objects of DDL whose text names what it defines (see StatementInfo.ddlObject). */
 export type DdlObject = 'table' | 'index' | 'sequence' | 'view' | 'trigger';
 
+/** A top-level `column = <integer>` a statement's rows are bounded by (see point-access.ts). */
+export interface PointCandidate {
+  /** The column, lowercased. */
+  column: string;
+  /** Where the integer literal starts in the text classified. */
+  at: number;
+  /** Its value: the digits, leading zeros dropped. */
+  value: string;
+}
+
+/** The rows a single-table SELECT, UPDATE, DELETE or INSERT is bounded to (point-access.ts). */
+export interface PointAccess {
+  candidates: PointCandidate[];
+  /** The columns an UPDATE assigns, lowercased: a point column among them moves rows. */
+  assigned: string[];
+}
+
 export interface StatementInfo {
   /**
    * The statement's kind. Notes: SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT are all
@@ -126,6 +143,11 @@ export interface StatementInfo {
    * table (SET, DO, BEGIN, COMMIT, a SELECT of no table): only one that uses a table resets it.
    */
   readsWarnings: boolean;
+  /**
+   * The columns whose value bounds the rows a single statement reads or writes, or null (see
+   * point-access.ts). The values are this text's: a text of the same shape has its own.
+   */
+  point: PointAccess | null;
 }
 
 /**

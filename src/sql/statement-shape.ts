@@ -202,6 +202,14 @@ export function findShape(
   return true;
 }
 
+/** The index among `spans` of the number literal that starts at `at`, or -1. */
+export function numberSpanAt(spans: LiteralSpans, at: number): number {
+  for (let span = 0; span < spans.count; span++) {
+    if (spans.starts[span] === at) return spans.marks[span] === NUMBER_MARK ? span : -1;
+  }
+  return -1;
+}
+
 /** FNV-1a step. */
 function mix(hash: number, code: number): number {
   return Math.imul(hash ^ code, 0x01000193);

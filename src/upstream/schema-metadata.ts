@@ -15,7 +15,11 @@
  * SPIDER...) or is not known is recorded as stored in '*'.
  */
 import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
-import type { SchemaSnapshot, TemporaryProcedure } from '../cache/table-dependencies.ts';
+import type {
+  PointColumn,
+  SchemaSnapshot,
+  TemporaryProcedure,
+} from '../cache/table-dependencies.ts';
 import {
   COLON,
   COMMA,
@@ -137,43 +141,54 @@ export async function loadSchemaSnapshot(
     kept === undefined ? connection.queryRows(sql) : kept.read(connection, sql);
 
   // One round trip: the client pipelines the queries.
-  const [tables, views, triggers, innodbForeignKeys, events, routines, routineCount, udfs] =
-    await Promise.all([
-      connection.queryRows(
-        `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-      ),
-      connection.queryRows(
-        `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
-      ),
-      connection.queryRows(
-        `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
-      ),
-      // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
-      connection
-        .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
-        .catch(() => null),
-      // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
-      programRows(
-        `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
-      ),
-      // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
-      // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
-      // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeProcedures).
-      programRows(
-        `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES`,
-      ),
-      // Whether those are all there are: ROUTINES leaves out what the account may not see. The
-      // engine keeps the count: no row is read.
-      connection
-        .queryRows('SELECT COUNT(*) FROM mysql.proc')
-        .then((rows) => Number(rows[0]?.[0] ?? NaN))
-        .catch(() => NaN),
-      // Loadable functions (UDFs): an unqualified call of one of these names runs it, not the
-      // stored function of the same name. Null when they cannot be read.
-      programRows('SELECT name FROM mysql.func')
-        .then((rows) => new Set(rows.map(([name]) => (name ?? '').toLowerCase())))
-        .catch(() => null),
-    ]);
+  const [
+    tables,
+    views,
+    triggers,
+    innodbForeignKeys,
+    events,
+    routines,
+    routineCount,
+    udfs,
+    primaryKeys,
+  ] = await Promise.all([
+    connection.queryRows(
+      `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
+    ),
+    connection.queryRows(
+      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
+    ),
+    // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
+    connection
+      .queryRows('SELECT FOR_NAME, REF_NAME, TYPE FROM information_schema.INNODB_SYS_FOREIGN')
+      .catch(() => null),
+    // Listed only with the EVENT privilege on their schema. Any schema's: they may write ours.
+    programRows(
+      `SELECT EVENT_SCHEMA, EVENT_DEFINITION, SQL_MODE FROM information_schema.EVENTS WHERE STATUS <> 'DISABLED'`,
+    ),
+    // A body is shown to its definer and to accounts with SHOW CREATE ROUTINE (or global
+    // SELECT); a hidden one comes as NULL, and that procedure is taken to run DDL. Every
+    // schema's, the system ones too: an unqualified CALL may run in any (see ddlFreeProcedures).
+    programRows(
+      `SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION, SQL_MODE FROM information_schema.ROUTINES`,
+    ),
+    // Whether those are all there are: ROUTINES leaves out what the account may not see. The
+    // engine keeps the count: no row is read.
+    connection
+      .queryRows('SELECT COUNT(*) FROM mysql.proc')
+      .then((rows) => Number(rows[0]?.[0] ?? NaN))
+      .catch(() => NaN),
+    // Loadable functions (UDFs): an unqualified call of one of these names runs it, not the
+    // stored function of the same name. Null when they cannot be read.
+    programRows('SELECT name FROM mysql.func')
+      .then((rows) => new Set(rows.map(([name]) => (name ?? '').toLowerCase())))
+      .catch(() => null),
+    // The primary keys' columns, from InnoDB's dictionary (PROCESS; opens no table).
+    connection.queryRows(INNODB_PRIMARY_KEYS).catch(() => null),
+  ]);
 
   const snapshot: SchemaSnapshot = {
     baseTables: new Map(),
@@ -370,6 +385,16 @@ export async function loadSchemaSnapshot(
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
 
+  const pointColumns = innodbPointColumns(primaryKeys);
+  if (pointColumns !== null) {
+    snapshot.pointColumns = new Map();
+    for (const [[schema, name], column] of pointColumns) {
+      if (isSystemSchema(schema)) continue;
+      const key = qualify(schema, name);
+      if (key !== null && snapshot.baseTables.has(key)) snapshot.pointColumns.set(key, column);
+    }
+  }
+
   const cascades = new Map<string, Set<string>>();
   const fromInnodb = innodbCascades(innodbForeignKeys);
   if (fromInnodb !== null) {
@@ -438,6 +463,59 @@ function innodbCascades(
     if ((bits & INNODB_CASCADING_TYPES) !== 0) keys.push([child, parent]);
   }
   return keys;
+}
+
+const INNODB_PRIMARY_KEYS =
+  'SELECT t.NAME, f.NAME, c.MTYPE, c.PRTYPE, c.LEN FROM information_schema.INNODB_SYS_INDEXES i' +
+  ' JOIN information_schema.INNODB_SYS_TABLES t ON t.TABLE_ID = i.TABLE_ID' +
+  ' JOIN information_schema.INNODB_SYS_FIELDS f ON f.INDEX_ID = i.INDEX_ID' +
+  ' LEFT JOIN information_schema.INNODB_SYS_COLUMNS c ON c.TABLE_ID = i.TABLE_ID AND c.NAME = f.NAME' +
+  " WHERE i.NAME = 'PRIMARY'";
+
+/** InnoDB's main type of integers (DATA_INT), and its flag of unsigned ones (DATA_UNSIGNED). */
+const INNODB_DATA_INT = 6;
+const INNODB_UNSIGNED = 512;
+/**
+ * The server's type codes (the low byte of PRTYPE) of TINYINT, SMALLINT, INT, BIGINT and
+ * MEDIUMINT. InnoDB keeps YEAR, ENUM and SET as integers too, but `y = 5` means 2005 to a YEAR
+ * column: those are no point columns.
+ */
+const INTEGER_TYPES = new Set([1, 2, 3, 8, 9]);
+const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
+
+/**
+ * The point columns (SchemaSnapshot.pointColumns) in InnoDB's dictionary: a primary key of one
+ * integer column ([schema, table] each, as innodbTableName reads it); null when it could not be
+ * read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that need decoding are
+ * left out.
+ */
+function innodbPointColumns(
+  rows: Array<Array<string | null>> | null,
+): Array<[table: [string, string], column: PointColumn]> | null {
+  if (rows === null) return null;
+  const keys = new Map<string, Array<Array<string | null>>>();
+  for (const row of rows) {
+    const name = row[0] ?? null;
+    if (name === null) continue;
+    const fields = keys.get(name);
+    if (fields === undefined) keys.set(name, [row]);
+    else fields.push(row);
+  }
+  const columns: Array<[[string, string], PointColumn]> = [];
+  for (const [name, fields] of keys) {
+    if (fields.length !== 1 || name.includes('#') || name.includes('@')) continue;
+    const table = innodbTableName(name);
+    const [, column, mtype, prtype, len] = fields[0]!;
+    if (table === null || column == null || !PLAIN_COLUMN.test(column)) continue;
+    const bytes = Number(len);
+    const type = Number(prtype);
+    if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) continue;
+    if (![1, 2, 3, 4, 8].includes(bytes)) continue;
+    const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
+    const max = Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER);
+    columns.push([table, { column: column.toLowerCase(), max }]);
+  }
+  return columns;
 }
 
 const ENCODED_CHARACTER = /@([0-9a-f]{4})/g;

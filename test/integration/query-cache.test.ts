@@ -2744,6 +2744,84 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('point reads are invalidated by row: a write to one row of t leaves reads of its other rows served', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE VIEW v_t AS SELECT id, v FROM t',
+        'CREATE TABLE lifted (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        'CREATE TRIGGER lift BEFORE INSERT ON lifted FOR EACH ROW SET NEW.id = NEW.id + 100',
+        'CREATE TABLE parent (id INT PRIMARY KEY) ENGINE=InnoDB',
+        'CREATE TABLE child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE) ENGINE=InnoDB',
+        'INSERT INTO parent VALUES (1), (2)',
+        'INSERT INTO child VALUES (1, 1), (2, 2)',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const rows = [
+          'SELECT v FROM t WHERE id = 1',
+          'SELECT v FROM t WHERE id = 2',
+          'SELECT v FROM t WHERE id = 04',
+          'SELECT v FROM t WHERE id = 9',
+          READ_T,
+          'SELECT * FROM v_t WHERE id = 3',
+        ];
+        for (const sql of rows) await b.query(sql);
+        for (const sql of rows) await b.query(sql);
+        await run.expect({ hits: 6 }, 'all cached');
+        // A write to row 1 makes reads of row 1, and every read not bounded to one row, stale.
+        await a.query("UPDATE t SET v = 'uno' WHERE id = 1");
+        for (const sql of rows) await b.query(sql);
+        await run.expect({ hits: 3, invalidations: 1, invalidations_all: 0 }, 'rows 2, 4 and 9');
+        await a.query('DELETE FROM t WHERE id = 2');
+        await b.query('SELECT v FROM t WHERE id = 2');
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await a.query("INSERT INTO t (id, v) VALUES (2, 'dos')");
+        await b.query('SELECT v FROM t WHERE id = 2');
+        await b.query('SELECT v FROM t WHERE id = 1');
+        // Leading zeros: the same row.
+        await a.query("UPDATE t SET v = 'cuatro' WHERE id = 0004");
+        await b.query('SELECT v FROM t WHERE id = 04');
+        await run.expect({ hits: 2 }, 'row 1 served while rows 2 and 4 were written');
+        // Writes that are no point writes make every read of t stale: one that moves a row to
+        // another value, one bounded by another column, a view's.
+        await b.query('SELECT v FROM t WHERE id = 9');
+        await a.query('UPDATE t SET id = 9 WHERE id = 1');
+        await b.query('SELECT v FROM t WHERE id = 9');
+        await b.query('SELECT v FROM t WHERE id = 3');
+        await a.query("UPDATE t SET v = 'tres' WHERE v = 'three'");
+        await b.query('SELECT v FROM t WHERE id = 3');
+        await b.query('SELECT * FROM v_t WHERE id = 5');
+        await a.query("UPDATE v_t SET v = 'cinco' WHERE id = 5");
+        await b.query('SELECT * FROM v_t WHERE id = 5');
+        await b.query('SELECT v FROM t WHERE id = 5');
+        // A value beyond the column's range is clamped by a server not in strict mode: the row
+        // lands at the range's end, which a read of that value must see.
+        await b.query('SELECT v FROM t WHERE id = 2147483647');
+        await a.query("SET SESSION sql_mode = ''");
+        await a.query("INSERT INTO t (id, v) VALUES (99999999999, 'big')");
+        await b.query('SELECT v FROM t WHERE id = 2147483647');
+        // A trigger may change the key it inserts under; a cascade writes another table.
+        await b.query('SELECT v FROM lifted WHERE id = 101');
+        await a.query("INSERT INTO lifted (id, v) VALUES (1, 'lifted')");
+        await b.query('SELECT v FROM lifted WHERE id = 101');
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        await a.query('DELETE FROM parent WHERE id = 1');
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        // A transaction reads its own write to a row, and another session the committed row.
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await a.query('BEGIN');
+        await a.query("UPDATE t SET v = 'mine' WHERE id = 4");
+        await a.query('SELECT v FROM t WHERE id = 4');
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await a.query('COMMIT');
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await a.query('SELECT v FROM t WHERE id = 4');
+      },
+    ));
+
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });

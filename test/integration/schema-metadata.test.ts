@@ -46,6 +46,15 @@ const SETUP = [
   `CREATE DATABASE ${S}`,
   `CREATE TABLE ${S}.plain (id INT PRIMARY KEY)`,
   `CREATE TABLE ${S}.plain_myisam (id INT PRIMARY KEY) ENGINE=MyISAM`,
+  // Primary keys: point columns or not.
+  `CREATE TABLE ${S}.keys_bigint (id BIGINT UNSIGNED PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_tiny (id TINYINT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_named (\`Key_Id\` MEDIUMINT UNSIGNED PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_text (code VARCHAR(10) PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_parted (id INT PRIMARY KEY) ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 2`,
   `CREATE TABLE ${S}.MixedCase (id INT PRIMARY KEY)`,
   `CREATE TABLE ${S}.versioned (id INT PRIMARY KEY) WITH SYSTEM VERSIONING`,
   `CREATE SEQUENCE ${S}.seq`,
@@ -529,6 +538,28 @@ describe('schema metadata', () => {
     }
     // A trigger with flow control writes what cannot be told, maker perhaps: it may.
     assert.equal(deps.writeMayCreateTables(q('flagged')), true);
+  });
+
+  test('point columns: a primary key of one integer column, read from InnoDB’s dictionary', () => {
+    const points = Object.fromEntries(
+      [...(snapshot.pointColumns ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
+    );
+    assert.deepEqual(points[q('plain')], { column: 'id', max: 2 ** 31 - 1 });
+    assert.deepEqual(points[q('keys_bigint')], { column: 'id', max: Number.MAX_SAFE_INTEGER });
+    assert.deepEqual(points[q('keys_tiny')], { column: 'id', max: 127 });
+    assert.deepEqual(points[q('keys_named')], { column: 'key_id', max: 2 ** 24 - 1 });
+    // Not MyISAM's, not two columns, not text, not YEAR (`y = 5` is 2005), not a partitioned
+    // table's (InnoDB lists its partitions), not a table without a primary key.
+    for (const name of [
+      'plain_myisam',
+      'keys_pair',
+      'keys_text',
+      'keys_year',
+      'keys_none',
+      'keys_parted',
+    ]) {
+      assert.equal(points[q(name)], undefined, name);
+    }
   });
 
   test('the snapshot is the whole of it', () => {

@@ -2106,6 +2106,119 @@ describe('several statements in one text', () => {
   });
 });
 
+describe('point access: the rows a statement is bounded to by one column’s value', () => {
+  /** [column, value] of each candidate, and the assigned columns; null for no point access. */
+  const pointOf = (sql: string): [Array<[string, string]>, string[]] | null => {
+    const point = classify(sql, DEFAULTS).point;
+    return point === null
+      ? null
+      : [point.candidates.map((candidate) => [candidate.column, candidate.value]), point.assigned];
+  };
+
+  test('reads and writes bounded by a top-level `column = integer`', () => {
+    for (const [sql, expected] of [
+      ['SELECT c FROM sbtest1 WHERE id=100301', [[['id', '100301']], []]],
+      ['SELECT c FROM sbtest1 WHERE id = 007 LIMIT 1', [[['id', '7']], []]],
+      ['SELECT c FROM t AS x WHERE x.id = 5 AND k > 3 ORDER BY c', [[['id', '5']], []]],
+      ['SELECT c FROM t x WHERE k > 3 && x.id = 5 GROUP BY c', [[['id', '5']], []]],
+      ['SELECT c FROM db.t WHERE `id` = 5 FOR UPDATE', [[['id', '5']], []]],
+      [
+        'SELECT c FROM t WHERE a = 1 AND b = 2',
+        [
+          [
+            ['a', '1'],
+            ['b', '2'],
+          ],
+          [],
+        ],
+      ],
+      ['UPDATE sbtest1 SET k=k+1 WHERE id=100804', [[['id', '100804']], ['k']]],
+      [
+        "UPDATE t SET c = 'a', t.d = CONCAT(c, 'b') WHERE id = 5 LIMIT 1",
+        [[['id', '5']], ['c', 'd']],
+      ],
+      ['UPDATE LOW_PRIORITY IGNORE t SET id = 9 WHERE id = 5', [[['id', '5']], ['id']]],
+      ['DELETE FROM sbtest1 WHERE id=99572', [[['id', '99572']], []]],
+      ['DELETE QUICK FROM t WHERE id = 5 ORDER BY id LIMIT 1', [[['id', '5']], []]],
+      [
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (99572, 99553, '196', '66')",
+        [
+          [
+            ['id', '99572'],
+            ['k', '99553'],
+          ],
+          [],
+        ],
+      ],
+      [
+        'INSERT IGNORE INTO t (v, id) VALUE (1, 0005) RETURNING id',
+        [
+          [
+            ['v', '1'],
+            ['id', '5'],
+          ],
+          [],
+        ],
+      ],
+      ['INSERT INTO t (id, v) VALUES (CONCAT(1, 2), 1)', [[['v', '1']], []]],
+    ] as const) {
+      assert.deepEqual(pointOf(sql), expected, sql);
+    }
+  });
+
+  test('anything else is bounded to no value', () => {
+    for (const sql of [
+      // Not a plain conjunction, or not a plain comparison with a plain integer.
+      'SELECT c FROM t WHERE id = 5 OR k = 3',
+      'SELECT c FROM t WHERE id = 5 XOR k = 3',
+      'SELECT c FROM t WHERE id = 5 || k = 3',
+      'SELECT c FROM t WHERE k BETWEEN 1 AND 3 AND id = 5',
+      'SELECT c FROM t WHERE CASE WHEN a THEN 1 END AND id = 5',
+      'SELECT c FROM t WHERE @a := 1 AND id = 5',
+      'SELECT c FROM t WHERE id = 5 + 1',
+      'SELECT c FROM t WHERE id = 5 IS TRUE',
+      'SELECT c FROM t WHERE NOT id = 5',
+      'SELECT c FROM t WHERE (id = 5)',
+      'SELECT c FROM t WHERE id = 5.0',
+      'SELECT c FROM t WHERE id = 5e0',
+      'SELECT c FROM t WHERE id = 0x5',
+      "SELECT c FROM t WHERE id = '5'",
+      'SELECT c FROM t WHERE id = -5',
+      'SELECT c FROM t WHERE id = ?',
+      'SELECT c FROM t WHERE id <=> 5',
+      'SELECT c FROM t WHERE id = 1234567890123456',
+      'SELECT c FROM t WHERE u.id = 5',
+      // Not one table, or a subquery.
+      'SELECT c FROM t JOIN u ON u.id = t.id WHERE t.id = 5',
+      'SELECT c FROM t, u WHERE t.id = 5',
+      'SELECT (SELECT 1 FROM u) FROM t WHERE id = 5',
+      'SELECT c FROM t WHERE id = 5 AND k IN (SELECT k FROM t)',
+      'SELECT c FROM t WHERE id = 5 UNION SELECT c FROM t WHERE id = 6',
+      'SELECT c FROM t PARTITION (p0) WHERE id = 5',
+      'SELECT c FROM t FORCE INDEX (k) WHERE id = 5',
+      'WITH x AS (SELECT 1) SELECT c FROM t WHERE id = 5',
+      // Writes of several rows or tables, or of what cannot be bounded.
+      'UPDATE t SET v = 1',
+      'UPDATE t, u SET t.v = 1 WHERE t.id = 5',
+      'UPDATE t JOIN u ON u.id = t.id SET t.v = 1 WHERE t.id = 5',
+      'UPDATE t SET v = f(1) WHERE id = 5',
+      'DELETE t FROM t WHERE id = 5',
+      'DELETE FROM t USING t JOIN u WHERE t.id = 5',
+      'INSERT INTO t (id, v) VALUES (5, 1), (6, 2)',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = 2',
+      'INSERT INTO t VALUES (5, 1)',
+      'INSERT INTO t SET id = 5',
+      'INSERT INTO t (id, v) SELECT 5, 1',
+      'REPLACE INTO t (id, v) VALUES (5, 1)',
+      // Several statements, or one the classifier could not read.
+      'UPDATE t SET v = 1 WHERE id = 5; SELECT 1',
+      'SELECT c FROM t WHERE id = 5 AND',
+    ]) {
+      assert.equal(pointOf(sql), null, sql);
+    }
+  });
+});
+
 describe('robustness', () => {
   const WRITING_KINDS = new Set<StatementKind>([
     'insert',

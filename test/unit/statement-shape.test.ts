@@ -12,6 +12,7 @@ import type { ClassifyMode } from '../../src/proxy/statement-memo.ts';
 import { tokenizesTheSameInEveryMode } from '../../src/sql/mode-independence.ts';
 import { NameEncoding, withResolvableNames } from '../../src/sql/name-encoding.ts';
 import { classify, serverVersionNumber } from '../../src/sql/statement-classifier.ts';
+import type { StatementInfo } from '../../src/sql/statement-info.ts';
 import {
   LiteralSpans,
   findShape,
@@ -65,6 +66,18 @@ function withOtherLiterals(shape: string, n: number): string {
     else text += char;
   }
   return text;
+}
+
+/** A point access with `values` for its candidates' and no positions (which differ by text). */
+function pointOf(info: StatementInfo, values: ReadonlyArray<string | null> | null): unknown {
+  if (info.point === null) return null;
+  return {
+    assigned: info.point.assigned,
+    candidates: info.point.candidates.map((candidate, index) => ({
+      column: candidate.column,
+      value: values?.[index] ?? null,
+    })),
+  };
 }
 
 describe('statement shapes', () => {
@@ -194,10 +207,16 @@ describe('statement shapes', () => {
           memo.classify(other, MODE, VERSION),
           classifiedBytes(byBytes, other),
         ]) {
-          // The facts are the shape's, the key text the text's own.
+          // The facts are the shape's, the key text and the point values the text's own (read
+          // from its literals where the shape's first text had them).
+          const own = classified(other);
           assert.deepEqual(
-            { ...entry.info, keyText: entry.keyText },
-            classified(other),
+            {
+              ...entry.info,
+              keyText: entry.keyText,
+              point: pointOf(entry.info, entry.pointValues),
+            },
+            { ...own, point: pointOf(own, own.point?.candidates.map((c) => c.value) ?? null) },
             `facts of ${other} (shaped as ${sql})`,
           );
           assert.equal(entry.modeIndependent, tokenizesTheSameInEveryMode(other), other);
@@ -211,25 +230,59 @@ describe('statement shapes', () => {
 
   test('a shape’s facts are used: a new text of a known shape is not classified again', () => {
     const memo = new StatementMemo();
-    const first = memo.classify('SELECT c FROM sbtest1 WHERE id=1', MODE, VERSION);
-    const second = memo.classify('SELECT c FROM sbtest1 WHERE id=2', MODE, VERSION);
+    const first = memo.classify('SELECT c FROM sbtest1 WHERE id>1', MODE, VERSION);
+    const second = memo.classify('SELECT c FROM sbtest1 WHERE id>2', MODE, VERSION);
     // The same tables, by the very same objects: no second classification made them.
     assert.equal(second.info.reads, first.info.reads);
-    assert.equal(second.keyText, 'SELECT c FROM sbtest1 WHERE id=2');
+    assert.equal(second.keyText, 'SELECT c FROM sbtest1 WHERE id>2');
     // What the router derived from the first text's tables (its slots, for one schema and one
     // load of the metadata) serves every later text of the shape.
     first.readSlots = Int32Array.of(5);
     first.readGeneration = 3;
     first.readSchema = 'db';
-    const third = memo.classify('SELECT c FROM sbtest1 WHERE id=3', MODE, VERSION);
+    const third = memo.classify('SELECT c FROM sbtest1 WHERE id>3', MODE, VERSION);
     assert.equal(third.readSlots, first.readSlots);
     assert.equal(third.readGeneration, 3);
     assert.equal(third.readSchema, 'db');
     // By its bytes too.
-    const fourth = classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id=4');
+    const fourth = classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id>4');
     assert.equal(fourth.info.reads, first.info.reads);
-    assert.equal(fourth.keyText, 'SELECT c FROM sbtest1 WHERE id=4');
+    assert.equal(fourth.keyText, 'SELECT c FROM sbtest1 WHERE id>4');
     assert.equal(fourth.readSlots, first.readSlots);
+  });
+
+  test('a point statement’s shape: each text has its own values, and slots of its own', () => {
+    const memo = new StatementMemo();
+    const first = memo.classify('SELECT c FROM sbtest1 WHERE id=1', MODE, VERSION);
+    assert.deepEqual(first.pointValues, ['1']);
+    first.readSlots = Int32Array.of(5);
+    first.readGeneration = 3;
+    first.readSchema = 'db';
+    for (const next of [
+      memo.classify('SELECT c FROM sbtest1 WHERE id=0042', MODE, VERSION),
+      classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id=42'),
+    ]) {
+      // The shape's facts, by the very same objects, but this text's value (leading zeros
+      // dropped), and no slots of the first text's value.
+      assert.equal(next.info, first.info);
+      assert.deepEqual(next.pointValues, ['42']);
+      assert.equal(next.readSlots, null);
+      assert.equal(next.readGeneration, -1);
+    }
+    // More digits than a value is read with: the text is no point statement.
+    const long = classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id=1234567890123456');
+    assert.deepEqual(long.pointValues, [null]);
+    // An INSERT's candidates are the columns given plain integers, in the list's order.
+    memo.classify("INSERT INTO sbtest1 (id, k, c, pad) VALUES (5, 6, '1-2', '3-4')", MODE, VERSION);
+    const insert = classifiedBytes(
+      memo,
+      "INSERT INTO sbtest1 (id, k, c, pad) VALUES (77, 0, '9-9', '8-8')",
+    );
+    assert.deepEqual(
+      insert.info.point?.candidates.map((candidate) => candidate.column),
+      ['id', 'k'],
+    );
+    assert.deepEqual(insert.pointValues, ['77', '0']);
   });
 
   test('two shapes with one hash: a text takes only the facts of its own shape', () => {

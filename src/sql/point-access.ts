@@ -1,0 +1,417 @@
+/**
+ * Which rows a statement reads or writes, when the text bounds them by one column's value: a
+ * point read `SELECT … FROM t WHERE id = 5 …`, a point write `UPDATE t SET … WHERE id = 5`,
+ * `DELETE FROM t WHERE id = 5`, `INSERT INTO t (id, …) VALUES (5, …)`. Such a read depends on
+ * the rows whose `id` is 5 only, and such a write changes only those (an UPDATE that does not
+ * assign `id` moves no row to another value). The proxy invalidates by row where the metadata
+ * names the column as the table's point column (see SchemaCatalog); this module only reads the
+ * text, and is conservative: anything it does not fully understand is no point access.
+ *
+ * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
+ * `table.col = <digits>` at parenthesis depth 0, begun by WHERE or AND (`&&`) and ended by AND,
+ * `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no conjunction),
+ * CASE or `:=` at depth 0 has none. The statement names one table, with no join, no subquery (no
+ * second SELECT anywhere), no partition list, no UNION.
+ */
+import { COMMA, DOT, EQUALS, LEFT_PARENTHESIS, RIGHT_PARENTHESIS } from './char-codes.ts';
+import type { PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
+import { Op, TokenKind } from './tokenizer.ts';
+import type { TokenList } from './tokenizer.ts';
+import { WordTable } from './word-table.ts';
+
+const WORDS = [
+  'AND',
+  'AS',
+  'BETWEEN',
+  'CASE',
+  'DELAYED',
+  'DELETE',
+  'FOR',
+  'FROM',
+  'GROUP',
+  'HAVING',
+  'HIGH_PRIORITY',
+  'IGNORE',
+  'INSERT',
+  'INTO',
+  'LIMIT',
+  'LOCK',
+  'LOW_PRIORITY',
+  'OR',
+  'ORDER',
+  'PROCEDURE',
+  'QUICK',
+  'RETURNING',
+  'SELECT',
+  'SET',
+  'UPDATE',
+  'VALUE',
+  'VALUES',
+  'WHERE',
+  'WINDOW',
+  'XOR',
+] as const;
+type Word = (typeof WORDS)[number];
+const table = new WordTable(WORDS);
+const W = Object.fromEntries(WORDS.map((word, id) => [word, id])) as Record<Word, number>;
+
+/** Where a SELECT's WHERE clause ends. */
+const SELECT_CLAUSE_ENDS = new Set([
+  W.GROUP,
+  W.HAVING,
+  W.WINDOW,
+  W.ORDER,
+  W.LIMIT,
+  W.FOR,
+  W.LOCK,
+  W.INTO,
+  W.PROCEDURE,
+]);
+/** Where an UPDATE's or DELETE's WHERE clause ends. */
+const WRITE_CLAUSE_ENDS = new Set([W.ORDER, W.LIMIT, W.RETURNING]);
+
+/**
+ * More digits than this are not taken as a value: the column's type bounds it anyway (the
+ * catalog checks the range), and a longer run would not fit a safe integer.
+ */
+const MAX_DIGITS = 15;
+
+class Reader {
+  readonly tokens: TokenList;
+  readonly start: number;
+  readonly end: number;
+
+  constructor(tokens: TokenList, start: number, end: number) {
+    this.tokens = tokens;
+    this.start = start;
+    this.end = end;
+  }
+
+  word(index: number): number {
+    if (index < this.start || index >= this.end) return -1;
+    const tokens = this.tokens;
+    if (tokens.kinds[index] !== TokenKind.Word) return -1;
+    return table.lookup(tokens.sql, tokens.starts[index]!, tokens.ends[index]!);
+  }
+
+  isOperator(index: number, operator: number): boolean {
+    return (
+      index >= this.start &&
+      index < this.end &&
+      this.tokens.kinds[index] === TokenKind.Operator &&
+      this.tokens.ids[index] === operator
+    );
+  }
+
+  /** The name a bare word (not one of WORDS) or a quoted identifier stands for, lowercased. */
+  name(index: number): string | null {
+    if (index < this.start || index >= this.end) return null;
+    const kind = this.tokens.kinds[index];
+    if (kind === TokenKind.Word && this.word(index) === -1) {
+      return this.tokens.identifier(index).toLowerCase();
+    }
+    if (kind === TokenKind.QuotedIdentifier) return this.tokens.identifier(index).toLowerCase();
+    return null;
+  }
+
+  /** The value of a plain decimal integer literal at `index` (no sign, dot or exponent). */
+  integer(index: number): string | null {
+    if (index < this.start || index >= this.end) return null;
+    const tokens = this.tokens;
+    if (tokens.kinds[index] !== TokenKind.Number) return null;
+    return integerValue(tokens.sql, tokens.starts[index]!, tokens.ends[index]!);
+  }
+
+  /** A table reference `name` or `schema.name` at `index`: its last name and the index after. */
+  tableAt(index: number): { name: string; next: number } | null {
+    const first = this.name(index);
+    if (first === null) return null;
+    if (!this.isOperator(index + 1, DOT)) return { name: first, next: index + 1 };
+    const second = this.name(index + 2);
+    return second === null ? null : { name: second, next: index + 3 };
+  }
+}
+
+/**
+ * The digits of `text[start, end)` as the number they spell, leading zeros dropped; null unless
+ * they are all decimal digits, at most MAX_DIGITS of them once the zeros are gone.
+ */
+export function integerValue(text: string, start: number, end: number): string | null {
+  if (start >= end) return null;
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) return null;
+  }
+  let first = start;
+  while (first < end - 1 && text.charCodeAt(first) === 0x30) first++;
+  return end - first > MAX_DIGITS ? null : text.slice(first, end);
+}
+
+/**
+ * integerValue of the digits in `bytes[start, end)` (a shaped text's number literal, see
+ * statement-shape.ts): the same value, read from another text of the statement's shape.
+ */
+export function integerValueOfBytes(bytes: Uint8Array, start: number, end: number): string | null {
+  if (start >= end) return null;
+  for (let i = start; i < end; i++) if (bytes[i]! < 0x30 || bytes[i]! > 0x39) return null;
+  let first = start;
+  while (first < end - 1 && bytes[first] === 0x30) first++;
+  if (end - first > MAX_DIGITS) return null;
+  let value = '';
+  for (let i = first; i < end; i++) value += String.fromCharCode(bytes[i]!);
+  return value;
+}
+
+/** The point access of the statement in tokens [start, end), or null. */
+export function pointAccessOf(
+  tokens: TokenList,
+  start: number,
+  end: number,
+  kind: StatementKind,
+): PointAccess | null {
+  if (tokens.uncertainVersionedComment || tokens.error !== null) return null;
+  const reader = new Reader(tokens, start, end);
+  // No subquery, no UNION: one SELECT at most, and only as a SELECT's first word.
+  for (let i = start; i < end; i++) {
+    if (reader.word(i) === W.SELECT && !(kind === 'select' && i === start)) return null;
+  }
+  switch (kind) {
+    case 'select':
+      return pointSelect(reader);
+    case 'update':
+      return pointUpdate(reader);
+    case 'delete':
+      return pointDelete(reader);
+    case 'insert':
+      return pointInsert(reader);
+    default:
+      return null;
+  }
+}
+
+/** `SELECT … FROM t [[AS] alias] WHERE …` */
+function pointSelect(reader: Reader): PointAccess | null {
+  const { start, end } = reader;
+  if (reader.word(start) !== W.SELECT) return null;
+  let from = -1;
+  let depth = 0;
+  for (let i = start + 1; i < end; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+    else if (depth === 0 && reader.word(i) === W.FROM) {
+      from = i;
+      break;
+    }
+  }
+  if (from < 0) return null;
+  const target = tableAndAlias(reader, from + 1);
+  if (target === null || reader.word(target.next) !== W.WHERE) return null;
+  const candidates = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names);
+  return candidates === null || candidates.length === 0 ? null : { candidates, assigned: [] };
+}
+
+/** `UPDATE [LOW_PRIORITY] [IGNORE] t [[AS] alias] SET col = …, … WHERE …` */
+function pointUpdate(reader: Reader): PointAccess | null {
+  let i = reader.start + 1;
+  if (reader.word(i) === W.LOW_PRIORITY) i++;
+  if (reader.word(i) === W.IGNORE) i++;
+  const target = tableAndAlias(reader, i);
+  if (target === null || reader.word(target.next) !== W.SET) return null;
+  // The assignments: `[t.]col = expression`, separated by commas at depth 0.
+  const assigned: string[] = [];
+  let at = target.next + 1;
+  let where: number;
+  for (;;) {
+    const column = columnAt(reader, at, target.names);
+    if (column === null || !reader.isOperator(column.next, EQUALS)) return null;
+    assigned.push(column.name);
+    let depth = 0;
+    let i = column.next + 1;
+    for (; i < reader.end; i++) {
+      if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+      else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+      else if (depth === 0 && (reader.isOperator(i, COMMA) || reader.word(i) === W.WHERE)) break;
+    }
+    if (i >= reader.end) return null;
+    if (reader.word(i) === W.WHERE) {
+      where = i;
+      break;
+    }
+    at = i + 1;
+  }
+  const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names);
+  return candidates === null || candidates.length === 0 ? null : { candidates, assigned };
+}
+
+/** `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t WHERE …` */
+function pointDelete(reader: Reader): PointAccess | null {
+  let i = reader.start + 1;
+  if (reader.word(i) === W.LOW_PRIORITY) i++;
+  if (reader.word(i) === W.QUICK) i++;
+  if (reader.word(i) === W.IGNORE) i++;
+  if (reader.word(i) !== W.FROM) return null;
+  const target = reader.tableAt(i + 1);
+  if (target === null || reader.word(target.next) !== W.WHERE) return null;
+  const candidates = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name]);
+  return candidates === null || candidates.length === 0 ? null : { candidates, assigned: [] };
+}
+
+/**
+ * `INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] [INTO] t (col, …) VALUES (v, …)`:
+ * one row, ended by the text or RETURNING (not ON DUPLICATE KEY UPDATE, which may change
+ * another row). Each column whose value is a plain integer is a candidate.
+ */
+function pointInsert(reader: Reader): PointAccess | null {
+  let i = reader.start + 1;
+  const priority = reader.word(i);
+  if (priority === W.LOW_PRIORITY || priority === W.DELAYED || priority === W.HIGH_PRIORITY) i++;
+  if (reader.word(i) === W.IGNORE) i++;
+  if (reader.word(i) === W.INTO) i++;
+  const target = reader.tableAt(i);
+  if (target === null || !reader.isOperator(target.next, LEFT_PARENTHESIS)) return null;
+  const columns: string[] = [];
+  for (i = target.next + 1; ; i += 2) {
+    const column = reader.name(i);
+    if (column === null) return null;
+    columns.push(column);
+    if (reader.isOperator(i + 1, RIGHT_PARENTHESIS)) break;
+    if (!reader.isOperator(i + 1, COMMA)) return null;
+  }
+  i += 2;
+  const values = reader.word(i);
+  if ((values !== W.VALUES && values !== W.VALUE) || !reader.isOperator(i + 1, LEFT_PARENTHESIS))
+    return null;
+  const candidates: PointCandidate[] = [];
+  let column = 0;
+  let valueStart = i + 2;
+  let depth = 0;
+  for (i = valueStart; i < reader.end; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) {
+      depth++;
+      continue;
+    }
+    const closing = reader.isOperator(i, RIGHT_PARENTHESIS);
+    if (closing && depth > 0) {
+      depth--;
+      continue;
+    }
+    if (depth > 0 || !(closing || reader.isOperator(i, COMMA))) continue;
+    // One value: tokens [valueStart, i).
+    if (column >= columns.length) return null;
+    const value = i === valueStart + 1 ? reader.integer(valueStart) : null;
+    if (value !== null) {
+      candidates.push({
+        column: columns[column]!,
+        at: reader.tokens.starts[valueStart]!,
+        value,
+      });
+    }
+    column++;
+    valueStart = i + 1;
+    if (closing) break;
+  }
+  if (i >= reader.end || column !== columns.length) return null;
+  // One row, and nothing after it but RETURNING.
+  const after = i + 1;
+  if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
+  return candidates.length === 0 ? null : { candidates, assigned: [] };
+}
+
+/** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */
+function tableAndAlias(reader: Reader, index: number): { names: string[]; next: number } | null {
+  const target = reader.tableAt(index);
+  if (target === null) return null;
+  let next = target.next;
+  const names = [target.name];
+  if (reader.word(next) === W.AS) {
+    const alias = reader.name(next + 1);
+    if (alias === null) return null;
+    names.push(alias);
+    next += 2;
+  } else {
+    const alias = reader.name(next);
+    if (alias !== null) {
+      names.push(alias);
+      next++;
+    }
+  }
+  return { names, next };
+}
+
+/** `col` or `t.col` at `index`, `t` one of `names`: the column, and the index after. */
+function columnAt(
+  reader: Reader,
+  index: number,
+  names: readonly string[],
+): { name: string; next: number } | null {
+  const first = reader.name(index);
+  if (first === null) return null;
+  if (!reader.isOperator(index + 1, DOT)) return { name: first, next: index + 1 };
+  const second = reader.name(index + 2);
+  if (second === null || !names.includes(first)) return null;
+  return { name: second, next: index + 3 };
+}
+
+/**
+ * The `col = <integer>` conjuncts of the WHERE clause from `from` to its end (a word of `ends` at
+ * depth 0, or the statement's end); null when the clause is not a plain conjunction.
+ */
+function whereCandidates(
+  reader: Reader,
+  from: number,
+  ends: ReadonlySet<number>,
+  names: readonly string[],
+): PointCandidate[] | null {
+  let to = reader.end;
+  let depth = 0;
+  for (let i = from; i < reader.end; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+    else if (depth === 0) {
+      const word = reader.word(i);
+      if (ends.has(word)) {
+        to = i;
+        break;
+      }
+      if (
+        word === W.OR ||
+        word === W.XOR ||
+        word === W.BETWEEN ||
+        word === W.CASE ||
+        reader.isOperator(i, Op.DoublePipe) ||
+        reader.isOperator(i, Op.Assign)
+      ) {
+        return null;
+      }
+    }
+    if (depth < 0) return null;
+  }
+  if (depth !== 0) return null;
+  const candidates: PointCandidate[] = [];
+  let conjunct = from;
+  depth = 0;
+  for (let i = from; i <= to; i++) {
+    if (i < to) {
+      if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+      else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+      if (depth > 0 || !(reader.word(i) === W.AND || reader.isOperator(i, Op.DoubleAmpersand))) {
+        continue;
+      }
+    }
+    // One conjunct: tokens [conjunct, i); an empty one is no SQL.
+    if (conjunct === i) return null;
+    const column = columnAt(reader, conjunct, names);
+    if (column !== null && reader.isOperator(column.next, EQUALS) && column.next + 2 === i) {
+      const value = reader.integer(column.next + 1);
+      if (value !== null) {
+        candidates.push({
+          column: column.name,
+          at: reader.tokens.starts[column.next + 1]!,
+          value,
+        });
+      }
+    }
+    conjunct = i + 1;
+  }
+  return candidates;
+}
