@@ -252,7 +252,7 @@ export class SchemaCatalog {
       const value = values[i];
       if (candidates[i]!.column !== column.column || value === null || value === undefined)
         continue;
-      if (Number(value) > column.max) return null;
+      if (Number(value) > column.max || (point.insert && value === '0')) return null;
       return { table: name, value };
     }
     return null;

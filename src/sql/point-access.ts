@@ -207,7 +207,9 @@ function pointSelect(reader: Reader): PointAccess | null {
   const target = tableAndAlias(reader, from + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
   const candidates = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names);
-  return candidates === null || candidates.length === 0 ? null : { candidates, assigned: [] };
+  return candidates === null || candidates.length === 0
+    ? null
+    : { candidates, assigned: [], insert: false };
 }
 
 /** `UPDATE [LOW_PRIORITY] [IGNORE] t [[AS] alias] SET col = …, … WHERE …` */
@@ -240,7 +242,9 @@ function pointUpdate(reader: Reader): PointAccess | null {
     at = i + 1;
   }
   const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names);
-  return candidates === null || candidates.length === 0 ? null : { candidates, assigned };
+  return candidates === null || candidates.length === 0
+    ? null
+    : { candidates, assigned, insert: false };
 }
 
 /** `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t WHERE …` */
@@ -253,7 +257,9 @@ function pointDelete(reader: Reader): PointAccess | null {
   const target = reader.tableAt(i + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
   const candidates = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name]);
-  return candidates === null || candidates.length === 0 ? null : { candidates, assigned: [] };
+  return candidates === null || candidates.length === 0
+    ? null
+    : { candidates, assigned: [], insert: false };
 }
 
 /**
@@ -314,7 +320,7 @@ function pointInsert(reader: Reader): PointAccess | null {
   // One row, and nothing after it but RETURNING.
   const after = i + 1;
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
-  return candidates.length === 0 ? null : { candidates, assigned: [] };
+  return candidates.length === 0 ? null : { candidates, assigned: [], insert: true };
 }
 
 /** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */

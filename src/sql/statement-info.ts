@@ -47,6 +47,11 @@ export interface PointAccess {
   candidates: PointCandidate[];
   /** The columns an UPDATE assigns, lowercased: a point column among them moves rows. */
   assigned: string[];
+  /**
+   * An INSERT: a value of 0 bounds nothing, as an AUTO_INCREMENT column takes 0 for "the next
+   * value" (unless sql_mode says NO_AUTO_VALUE_ON_ZERO, which the proxy does not follow here).
+   */
+  insert: boolean;
 }
 
 export interface StatementInfo {

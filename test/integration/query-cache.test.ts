@@ -2755,6 +2755,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         'CREATE TABLE child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE) ENGINE=InnoDB',
         'INSERT INTO parent VALUES (1), (2)',
         'INSERT INTO child VALUES (1, 1), (2, 2)',
+        'CREATE TABLE counted (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
       ],
       async (run) => {
         const a = await run.session('A', { worker: 0 });
@@ -2802,6 +2803,10 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.query("SET SESSION sql_mode = ''");
         await a.query("INSERT INTO t (id, v) VALUES (99999999999, 'big')");
         await b.query('SELECT v FROM t WHERE id = 2147483647');
+        // 0 into an AUTO_INCREMENT column inserts the next value, not 0.
+        await b.query('SELECT v FROM counted WHERE id = 1');
+        await a.query("INSERT INTO counted (id, v) VALUES (0, 'next')");
+        await b.query('SELECT v FROM counted WHERE id = 1');
         // A trigger may change the key it inserts under; a cascade writes another table.
         await b.query('SELECT v FROM lifted WHERE id = 101');
         await a.query("INSERT INTO lifted (id, v) VALUES (1, 'lifted')");
