@@ -8,7 +8,9 @@
 #   bash bench/admission.sh [seconds per run, default 10] [rounds, default 3]
 #
 # Per run: transactions per second, the proxy's CPU per transaction and per query (user + system
-# from /proc/<pid>/stat) and per query as a ratio to the Node floor (bench/node-floor.ts, one
+# from /proc/<pid>/stat), the database server's own CPU per transaction (when it runs on this
+# machine: SERVER_PID, or the one mariadbd or mysqld found; "-" otherwise), and per query as a
+# ratio to the Node floor (bench/node-floor.ts, one
 # write of a fixed reply per command, driven by oltp_point_select at the same thread count at the
 # start of each round), and for cache targets the hits, the SELECTs the server ran (its
 # Com_select) and the fills admission declined (Qcache_admission_declined) in that run.
@@ -109,8 +111,11 @@ fi
 
 echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION(), @@innodb_flush_log_at_trx_commit' | awk '{ print $1 ", innodb_flush_log_at_trx_commit " $2 }'), $(nproc) cores, --db-ps-mode=disable, $threads threads, 1 table x $table_size rows, cache $cache, $workers worker(s), ${seconds}s per run, $rounds rounds"
 echo
-echo "| workload | round | target | tps | proxy CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+server_pid=${SERVER_PID:-$(pidof mariadbd || pidof mysqld || true)}
+case "$server_pid" in *' '* | '') server_pid= ;; esac
+server_ticks() { if [ -n "$server_pid" ]; then ticks "$server_pid"; else echo 0; fi; }
+echo "| workload | round | target | tps | proxy CPU µs/txn | server CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 step=0
 for workload in $workloads; do
   for round in $(seq 1 "$rounds"); do
@@ -125,15 +130,17 @@ for workload in $workloads; do
     floor_queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
     floor_us=$(awk -v c="$((($(ticks "${pids[floor]}") - ticks0) * tick_us))" -v q="$floor_queries" \
       'BEGIN { printf "%.1f", c / q }')
-    echo "| oltp_point_select | $round | floor | - | - | $floor_us | 1.00 | - | - | - | - |"
+    echo "| oltp_point_select | $round | floor | - | - | - | $floor_us | 1.00 | - | - | - | - |"
     for target in "$@"; do
       target_port=${ports[$target]}
       hits0=$(status "$target_port" Qcache_hits)
       declined0=$(status "$target_port" Qcache_admission_declined)
       selects0=$(status "$port" Com_select)
       ticks0=$(ticks "${pids[$target]}")
+      server0=$(server_ticks)
       out=$(sb "$target_port" "$workload" run --threads="$threads" --time="$seconds")
       ticks1=$(ticks "${pids[$target]}")
+      server1=$(server_ticks)
       selects=$(($(status "$port" Com_select) - selects0))
       hits=$(($(status "$target_port" Qcache_hits) - hits0))
       declined=$(($(status "$target_port" Qcache_admission_declined) - declined0))
@@ -142,9 +149,11 @@ for workload in $workloads; do
       queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
       awk -v w="$workload" -v r="$round" -v t="$target" -v tps="$tps" -v n="$txns" \
         -v c="$(((ticks1 - ticks0) * tick_us))" -v h="$hits" -v s="$selects" -v d="$declined" \
-        -v q="$queries" -v f="$floor_us" \
-        'BEGIN { printf "| %s | %d | %s | %.1f | %.0f | %.1f | %.2f | %d | %d | %.1f%% | %d |\n",
-          w, r, t, tps, c / n, c / q, c / q / f, h, s, 100 * h / (h + s), d }'
+        -v q="$queries" -v f="$floor_us" -v sc="$(((server1 - server0) * tick_us))" \
+        -v known="${server_pid:+1}" \
+        'BEGIN { server = known ? sprintf("%.0f", sc / n) : "-"
+          printf "| %s | %d | %s | %.1f | %.0f | %s | %.1f | %.2f | %d | %d | %.1f%% | %d |\n",
+          w, r, t, tps, c / n, server, c / q, c / q / f, h, s, 100 * h / (h + s), d }'
     done
   done
 done
