@@ -68,6 +68,19 @@ const PROGRAM_TABLES_POLL_MS = 100;
 
 const NO_TEMPORARIES: readonly string[] = [];
 
+/** What a point read of one base table needs besides its value (SchemaCatalog.pointRead). */
+export interface PointRead {
+  /** The table, qualified. */
+  table: string;
+  tableSlot: number;
+  /** The slot every write of a row marks (for a text whose value is no row's). */
+  someRowSlot: number;
+  /** The largest value of the point column's type. */
+  max: number;
+  /** Which of the statement's point candidates is the point column. */
+  candidate: number;
+}
+
 /**
  * The registry names of a point table's row slots: one per value of its point column (hashed
  * into the registry's slots with every other name, as tables are: two sharing a slot only cost
@@ -227,6 +240,41 @@ export class SchemaCatalog {
       }
     }
     return Int32Array.from(slots);
+  }
+
+  /**
+   * What a point read of `tables` needs besides the value, alike for every text of its shape
+   * (statement-memo.ts); null when its reads are no point read under this metadata. A text's
+   * slots are then [tableSlot, rowSlot(table, its value)], or [tableSlot, someRowSlot] when its
+   * value is not one (out of the column's range), as readSlots gives them.
+   */
+  pointRead(
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess,
+  ): PointRead | null {
+    const dependencies = this.#admin === null ? null : this.current;
+    if (dependencies === null || tables.length !== 1) return null;
+    const name = qualify(tables[0]!, schema);
+    if (name === null) return null;
+    const column = dependencies.pointColumnOf(name);
+    if (column === undefined || point.assigned.includes(column.column)) return null;
+    const bases = dependencies.readsOf(name);
+    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
+    const candidate = point.candidates.findIndex((each) => each.column === column.column);
+    if (candidate < 0) return null;
+    return {
+      table: name,
+      tableSlot: this.#registry.slotOf(name),
+      someRowSlot: this.#registry.slotOf(someRow(name)),
+      max: column.max,
+      candidate,
+    };
+  }
+
+  /** The slot of the row of `table` (a point table) whose point column is `value`. */
+  rowSlot(table: string, value: string): number {
+    return this.#registry.slotOf(rowSlotName(table, value));
   }
 
   /**

@@ -25,6 +25,7 @@ import { withResolvableNames } from '../sql/name-encoding.ts';
 import { integerValueOfBytes } from '../sql/point-access.ts';
 import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
+import type { PointRead } from './schema-catalog.ts';
 
 const MAX_ENTRIES = 20_000;
 /** Statement shapes kept, all modes together; emptied when full, as the memo is. */
@@ -98,11 +99,8 @@ export class MemoEntry {
    * values in `info` are those of the text of its shape that was classified.
    */
   pointValues: ReadonlyArray<string | null> | null = null;
-  /**
-   * For the text its shape's facts come from: where each point candidate's literal is among the
-   * shape's literals (-1 where it is none), so a text of the shape reads its own values there.
-   */
-  pointOrdinals: Int32Array | null = null;
+  /** What the texts of its shape share about their point candidates, when it has some. */
+  pointShape: PointShape | null = null;
 
   constructor(info: StatementInfo, modeIndependent: boolean, keyText: string = info.keyText) {
     this.info = info;
@@ -125,6 +123,27 @@ export class MemoEntry {
     this.writeGeneration = other.writeGeneration;
     this.writeSlots = other.writeSlots;
     this.writeReadsMayWrite = other.writeReadsMayWrite;
+  }
+}
+
+/**
+ * What the texts of a point statement's shape share: where each point candidate's literal is
+ * among the shape's literals (-1 where it is none; null for a text with no shape), so that a
+ * text of the shape reads its own values there; and what their reads come to for one schema and
+ * metadata load (the router adds each text's own row): the catalog's PointRead, or the slots
+ * every text shares when the reads are no point read.
+ */
+export class PointShape {
+  readonly ordinals: Int32Array | null;
+  schema: string | null = null;
+  generation = -1;
+  read: PointRead | null = null;
+  sharedSlots: Int32Array | null = null;
+  readMayWrite = false;
+  establishesSnapshot = false;
+
+  constructor(ordinals: Int32Array | null) {
+    this.ordinals = ordinals;
   }
 }
 
@@ -173,25 +192,28 @@ function carriesToItsShape(info: StatementInfo): boolean {
 function sameShapeAs(
   known: MemoEntry,
   keyText: string,
-  bytes: Uint8Array,
+  bytes: Buffer,
   spans: LiteralSpans,
 ): MemoEntry {
   const entry = new MemoEntry(known.info, true, keyText);
   // A point statement's slots are its own values' (the router computes them per text).
   if (known.info.point === null) entry.shareTablesOf(known);
-  else entry.pointValues = pointValuesOf(known, bytes, spans);
+  else {
+    entry.pointShape = known.pointShape;
+    entry.pointValues = pointValuesOf(known.pointShape, bytes, spans);
+  }
   entry.shape = known.shape;
   entry.digest = known.digest;
   return entry;
 }
 
-/** The values of `known`'s point candidates in the text whose literals are `spans` of `bytes`. */
+/** The values of a shape's point candidates in the text whose literals are `spans` of `bytes`. */
 function pointValuesOf(
-  known: MemoEntry,
-  bytes: Uint8Array,
+  shape: PointShape | null,
+  bytes: Buffer,
   spans: LiteralSpans,
 ): Array<string | null> | null {
-  const ordinals = known.pointOrdinals;
+  const ordinals = shape?.ordinals ?? null;
   if (ordinals === null) return null;
   const values: Array<string | null> = [];
   for (const ordinal of ordinals) {
@@ -376,11 +398,11 @@ export class StatementMemo {
     if (point !== null) {
       entry.pointValues = point.candidates.map((candidate) => candidate.value);
       // Where each value is among the shape's literals, for the other texts of the shape.
-      if (bytes !== null) {
-        entry.pointOrdinals = Int32Array.from(point.candidates, (candidate) =>
-          numberSpanAt(spans, candidate.at),
-        );
-      }
+      entry.pointShape = new PointShape(
+        bytes === null
+          ? null
+          : Int32Array.from(point.candidates, (candidate) => numberSpanAt(spans, candidate.at)),
+      );
     }
     if (shape !== null && carriesToItsShape(info)) {
       if (this.#shapes >= MAX_SHAPES) {

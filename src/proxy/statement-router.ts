@@ -41,7 +41,13 @@ import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
-import type { ClassifyMode, MemoEntry, SessionKeys, StatementMemo } from './statement-memo.ts';
+import type {
+  ClassifyMode,
+  MemoEntry,
+  PointShape,
+  SessionKeys,
+  StatementMemo,
+} from './statement-memo.ts';
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf, foundRowsRestorer, restorerRowsSent } from './reply-rows.ts';
@@ -1762,6 +1768,10 @@ export class StatementRouter {
     const generation = catalog.generation;
     if (generation < 0) return null;
     if (entry.readGeneration !== generation || entry.readSchema !== schema) {
+      const shape = entry.pointShape;
+      if (shape !== null && this.#pointReadSlots(entry, shape, schema, generation)) {
+        return entry.readSlots;
+      }
       entry.readSlots = catalog.readSlots(
         entry.info.reads,
         schema,
@@ -1775,6 +1785,49 @@ export class StatementRouter {
       entry.readSchema = schema;
     }
     return entry.readSlots;
+  }
+
+  /**
+   * The read slots of a text of a point statement's shape, from what its reads come to for every
+   * text of the shape (worked out once per schema and metadata load) and its own value's row;
+   * false when that cannot be known now (an unknown table: the catalog is asked as for any text).
+   */
+  #pointReadSlots(
+    entry: MemoEntry,
+    shape: PointShape,
+    schema: string | null,
+    generation: number,
+  ): boolean {
+    const catalog = this.#worker.catalog;
+    if (shape.generation !== generation || shape.schema !== schema) {
+      const reads = entry.info.reads;
+      const read = catalog.pointRead(reads, schema, entry.info.point!);
+      const shared = read === null ? catalog.readSlots(reads, schema) : null;
+      if (read === null && shared === null) return false;
+      shape.read = read;
+      shape.sharedSlots = shared;
+      shape.readMayWrite = catalog.readsMayWrite(reads, schema);
+      shape.establishesSnapshot = this.#establishesSnapshot(reads, schema);
+      shape.generation = generation;
+      shape.schema = schema;
+    }
+    const read = shape.read;
+    if (read === null) {
+      entry.readSlots = shape.sharedSlots;
+    } else {
+      const value = entry.pointValues?.[read.candidate] ?? null;
+      entry.readSlots = Int32Array.of(
+        read.tableSlot,
+        value !== null && Number(value) <= read.max
+          ? catalog.rowSlot(read.table, value)
+          : read.someRowSlot,
+      );
+    }
+    entry.readMayWrite = shape.readMayWrite;
+    entry.establishesSnapshot = shape.establishesSnapshot;
+    entry.readGeneration = generation;
+    entry.readSchema = schema;
+    return true;
   }
 
   #establishesSnapshot(reads: readonly TableRef[], schema: string | null): boolean {

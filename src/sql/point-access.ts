@@ -151,15 +151,12 @@ export function integerValue(text: string, start: number, end: number): string |
  * integerValue of the digits in `bytes[start, end)` (a shaped text's number literal, see
  * statement-shape.ts): the same value, read from another text of the statement's shape.
  */
-export function integerValueOfBytes(bytes: Uint8Array, start: number, end: number): string | null {
+export function integerValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
   if (start >= end) return null;
   for (let i = start; i < end; i++) if (bytes[i]! < 0x30 || bytes[i]! > 0x39) return null;
   let first = start;
   while (first < end - 1 && bytes[first] === 0x30) first++;
-  if (end - first > MAX_DIGITS) return null;
-  let value = '';
-  for (let i = first; i < end; i++) value += String.fromCharCode(bytes[i]!);
-  return value;
+  return end - first > MAX_DIGITS ? null : bytes.toString('latin1', first, end);
 }
 
 /** The point access of the statement in tokens [start, end), or null. */
