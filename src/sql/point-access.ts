@@ -8,7 +8,8 @@
  * text, and is conservative: anything it does not fully understand is no point access.
  *
  * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
- * `table.col = <digits>` at parenthesis depth 0, begun by WHERE or AND (`&&`) and ended by AND,
+ * `table.col = <digits>` at parenthesis depth 0 (or `= ?`, a prepared statement's parameter,
+ * whose value each execution binds), begun by WHERE or AND (`&&`) and ended by AND,
  * `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no conjunction),
  * CASE or `:=` at depth 0 has none. The statement names one table, with no join, no subquery (no
  * second SELECT anywhere), no partition list, no UNION.
@@ -120,6 +121,28 @@ class Reader {
     const tokens = this.tokens;
     if (tokens.kinds[index] !== TokenKind.Number) return null;
     return integerValue(tokens.sql, tokens.starts[index]!, tokens.ends[index]!);
+  }
+
+  /**
+   * Which parameter the placeholder at `index` is (the count of placeholders before it in the
+   * text: a prepared text is one statement), or -1 when the token is no placeholder.
+   */
+  parameter(index: number): number {
+    if (index < this.start || index >= this.end) return -1;
+    const kinds = this.tokens.kinds;
+    if (kinds[index] !== TokenKind.Placeholder) return -1;
+    let ordinal = 0;
+    for (let i = 0; i < index; i++) if (kinds[i] === TokenKind.Placeholder) ordinal++;
+    return ordinal;
+  }
+
+  /** A literal integer or a placeholder at `index`, as a candidate of `column`; null if neither. */
+  candidate(column: string, index: number): PointCandidate | null {
+    const at = this.tokens.starts[index]!;
+    const value = this.integer(index);
+    if (value !== null) return { column, at, value, parameter: -1 };
+    const parameter = this.parameter(index);
+    return parameter < 0 ? null : { column, at, value: null, parameter };
   }
 
   /** A table reference `name` or `schema.name` at `index`: its last name and the index after. */
@@ -262,7 +285,7 @@ function pointDelete(reader: Reader): PointAccess | null {
 /**
  * `INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] [INTO] t (col, …) VALUES (v, …)`:
  * one row, ended by the text or RETURNING (not ON DUPLICATE KEY UPDATE, which may change
- * another row). Each column whose value is a plain integer is a candidate.
+ * another row). Each column whose value is a plain integer or a placeholder is a candidate.
  */
 function pointInsert(reader: Reader): PointAccess | null {
   let i = reader.start + 1;
@@ -301,14 +324,8 @@ function pointInsert(reader: Reader): PointAccess | null {
     if (depth > 0 || !(closing || reader.isOperator(i, COMMA))) continue;
     // One value: tokens [valueStart, i).
     if (column >= columns.length) return null;
-    const value = i === valueStart + 1 ? reader.integer(valueStart) : null;
-    if (value !== null) {
-      candidates.push({
-        column: columns[column]!,
-        at: reader.tokens.starts[valueStart]!,
-        value,
-      });
-    }
+    const candidate = i === valueStart + 1 ? reader.candidate(columns[column]!, valueStart) : null;
+    if (candidate !== null) candidates.push(candidate);
     column++;
     valueStart = i + 1;
     if (closing) break;
@@ -405,14 +422,8 @@ function whereCandidates(
     if (conjunct === i) return null;
     const column = columnAt(reader, conjunct, names);
     if (column !== null && reader.isOperator(column.next, EQUALS) && column.next + 2 === i) {
-      const value = reader.integer(column.next + 1);
-      if (value !== null) {
-        candidates.push({
-          column: column.name,
-          at: reader.tokens.starts[column.next + 1]!,
-          value,
-        });
-      }
+      const candidate = reader.candidate(column.name, column.next + 1);
+      if (candidate !== null) candidates.push(candidate);
     }
     conjunct = i + 1;
   }

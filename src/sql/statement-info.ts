@@ -32,14 +32,22 @@ export type StatementKind =
 /** The objects of DDL whose text names what it defines (see StatementInfo.ddlObject). */
 export type DdlObject = 'table' | 'index' | 'sequence' | 'view' | 'trigger';
 
-/** A top-level `column = <integer>` a statement's rows are bounded by (see point-access.ts). */
+/**
+ * A top-level `column = <integer>` or `column = ?` a statement's rows are bounded by (see
+ * point-access.ts).
+ */
 export interface PointCandidate {
   /** The column, lowercased. */
   column: string;
-  /** Where the integer literal starts in the text classified. */
+  /** Where the integer literal (or the placeholder) starts in the text classified. */
   at: number;
-  /** Its value: the digits, leading zeros dropped. */
-  value: string;
+  /** Its value: the digits, leading zeros dropped; null for a placeholder. */
+  value: string | null;
+  /**
+   * For a placeholder, which of the statement's parameters it is (0 for the first `?`): each
+   * execution of the prepared statement binds its own value. -1 for a literal.
+   */
+  parameter: number;
 }
 
 /** The rows a single-table SELECT, UPDATE, DELETE or INSERT is bounded to (point-access.ts). */

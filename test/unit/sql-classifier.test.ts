@@ -2107,12 +2107,21 @@ describe('several statements in one text', () => {
 });
 
 describe('point access: the rows a statement is bounded to by one column’s value', () => {
-  /** [column, value] of each candidate, and the assigned columns; null for no point access. */
+  /**
+   * [column, value] of each candidate (`?N` for the Nth parameter), and the assigned columns;
+   * null for no point access.
+   */
   const pointOf = (sql: string): [Array<[string, string]>, string[]] | null => {
     const point = classify(sql, DEFAULTS).point;
     return point === null
       ? null
-      : [point.candidates.map((candidate) => [candidate.column, candidate.value]), point.assigned];
+      : [
+          point.candidates.map((candidate) => [
+            candidate.column,
+            candidate.value ?? `?${candidate.parameter}`,
+          ]),
+          point.assigned,
+        ];
   };
 
   test('reads and writes bounded by a top-level `column = integer`', () => {
@@ -2161,6 +2170,25 @@ describe('point access: the rows a statement is bounded to by one column’s val
         ],
       ],
       ['INSERT INTO t (id, v) VALUES (CONCAT(1, 2), 1)', [[['v', '1']], []]],
+      // A prepared statement's parameters: which one binds the value, counted over the text.
+      ['SELECT c FROM sbtest1 WHERE id=?', [[['id', '?0']], []]],
+      ['SELECT c FROM t WHERE k > ? AND id = ? LIMIT ?', [[['id', '?1']], []]],
+      ["SELECT c FROM t WHERE c = '?' AND id = ? /* ? */", [[['id', '?0']], []]],
+      ['UPDATE sbtest1 SET c=? WHERE id=?', [[['id', '?1']], ['c']]],
+      ['DELETE FROM sbtest1 WHERE id=?', [[['id', '?0']], []]],
+      [
+        'INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)',
+        [
+          [
+            ['id', '?0'],
+            ['k', '?1'],
+            ['c', '?2'],
+            ['pad', '?3'],
+          ],
+          [],
+        ],
+      ],
+      ['INSERT INTO t (c, id) VALUES (CONCAT(?, ?), ?)', [[['id', '?2']], []]],
     ] as const) {
       assert.deepEqual(pointOf(sql), expected, sql);
     }
@@ -2184,8 +2212,10 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT c FROM t WHERE id = 0x5',
       "SELECT c FROM t WHERE id = '5'",
       'SELECT c FROM t WHERE id = -5',
-      'SELECT c FROM t WHERE id = ?',
       'SELECT c FROM t WHERE id <=> 5',
+      'SELECT c FROM t WHERE id = ? + 1',
+      'SELECT c FROM t WHERE id = -?',
+      'SELECT c FROM t WHERE id = ? OR k = ?',
       'SELECT c FROM t WHERE id = 1234567890123456',
       'SELECT c FROM t WHERE u.id = 5',
       // Not one table, or a subquery.
