@@ -22,7 +22,8 @@
 # so the cache probes the session after each, and invalidates everything), FLUSH_AT_COMMIT (the
 # server's innodb_flush_log_at_trx_commit for the run, put back at the end; default: as it is.
 # 2 takes the disk's flush out of each commit, so oltp_read_write is bound by CPU, where the
-# proxy's cost shows, rather than by the disk).
+# proxy's cost shows, rather than by the disk), PS_MODE (sysbench's --db-ps-mode for the measured
+# runs, default disable: statements as texts; auto sends them as prepared statements).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -35,6 +36,7 @@ threads=${THREADS:-8}
 table_size=${TABLE_SIZE:-200000}
 cache=${CACHE:-100M}
 workers=${WORKERS:-1}
+ps_mode=${PS_MODE:-disable}
 workloads=${WORKLOADS:-oltp_read_write oltp_read_only}
 baseline_dir=${BASELINE_DIR:-}
 admin_user=${ADMIN_USER:-root}
@@ -73,7 +75,7 @@ sb() {
   shift 3
   sysbench "$workload" --db-driver=mysql --mysql-host="$host" --mysql-port="$target_port" \
     --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" \
-    --db-ps-mode=disable "$@" "$command"
+    --db-ps-mode="$ps_mode" "$@" "$command"
 }
 status() {
   local value
@@ -109,7 +111,7 @@ if [ -n "$baseline_dir" ]; then
   targets="relay cache baseline"
 fi
 
-echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION(), @@innodb_flush_log_at_trx_commit' | awk '{ print $1 ", innodb_flush_log_at_trx_commit " $2 }'), $(nproc) cores, --db-ps-mode=disable, $threads threads, 1 table x $table_size rows, cache $cache, $workers worker(s), ${seconds}s per run, $rounds rounds"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION(), @@innodb_flush_log_at_trx_commit' | awk '{ print $1 ", innodb_flush_log_at_trx_commit " $2 }'), $(nproc) cores, --db-ps-mode=$ps_mode, $threads threads, 1 table x $table_size rows, cache $cache, $workers worker(s), ${seconds}s per run, $rounds rounds"
 echo
 server_pid=${SERVER_PID:-$(pidof mariadbd || pidof mysqld || true)}
 case "$server_pid" in *' '* | '') server_pid= ;; esac

@@ -95,6 +95,20 @@ function notAfter(a: number, b: number): boolean {
   return ((a - b) | 0) <= 0;
 }
 
+/** FNV-1a's offset basis: the hash of a registry name starts here (see nameHash). */
+export const NAME_HASH_START = 0x811c9dc5;
+
+/** FNV-1a over the characters of `text`, continuing from `hash`. */
+export function nameHash(hash: number, text: string): number {
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash;
+}
+
+/** nameHash of one more character, by its code. */
+export function nameHashOf(hash: number, code: number): number {
+  return Math.imul(hash ^ code, 0x01000193);
+}
+
 /** What a dead worker held, as released by the main thread. */
 export interface ReleasedMarks {
   slots: number;
@@ -159,11 +173,14 @@ export class InvalidationRegistry {
 
   /** The slot of a table name, already normalized ("schema.table"). FNV-1a. */
   slotOf(qualifiedTable: string): number {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < qualifiedTable.length; i++) {
-      hash ^= qualifiedTable.charCodeAt(i);
-      hash = Math.imul(hash, 0x01000193);
-    }
+    return this.slotOfHash(nameHash(NAME_HASH_START, qualifiedTable));
+  }
+
+  /**
+   * The slot of the name whose hash is `hash` (nameHash from NAME_HASH_START over the whole
+   * name): a caller that hashes a name's end itself, without building the name, finds its slot.
+   */
+  slotOfHash(hash: number): number {
     return (hash >>> 0) & (this.slots - 1);
   }
 

@@ -15,6 +15,7 @@
  * retried by itself with backoff: the catalog never stays without metadata because of one error.
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { rowHashOf, rowNameHash, rowSlotName, someRowName } from '../cache/row-slots.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
 import type { TemporaryProcedure } from '../cache/table-dependencies.ts';
@@ -79,20 +80,8 @@ export interface PointRead {
   max: number;
   /** Which of the statement's point candidates is the point column. */
   candidate: number;
-}
-
-/**
- * The registry names of a point table's row slots: one per value of its point column (hashed
- * into the registry's slots with every other name, as tables are: two sharing a slot only cost
- * an extra miss), and one for "some row", which every write of a row marks and every read that
- * is not bounded to one row depends on. A NUL byte is in no table's name.
- */
-function rowSlotName(table: string, value: string): string {
-  return `${table}\u0000=${value}`;
-}
-
-function someRow(table: string): string {
-  return `${table}\u0000*`;
+  /** rowNameHash of the table (see rowSlotOfInteger). */
+  rowHash: number;
 }
 
 /**
@@ -235,7 +224,10 @@ export class SchemaCatalog {
         this.#addSlot(slots, base);
         // Any other read of a table with a point column is made stale by a write to any row.
         if (dependencies.pointColumnOf(base) !== undefined) {
-          this.#addSlot(slots, base === row?.table ? rowSlotName(base, row.value) : someRow(base));
+          this.#addSlot(
+            slots,
+            base === row?.table ? rowSlotName(base, row.value) : someRowName(base),
+          );
         }
       }
     }
@@ -266,15 +258,47 @@ export class SchemaCatalog {
     return {
       table: name,
       tableSlot: this.#registry.slotOf(name),
-      someRowSlot: this.#registry.slotOf(someRow(name)),
+      someRowSlot: this.#registry.slotOf(someRowName(name)),
       max: column.max,
       candidate,
+      rowHash: rowNameHash(name),
     };
+  }
+
+  /**
+   * pointRead for a write: also null unless writing the table writes no other (no cascade, no
+   * MERGE) and no trigger runs, as writeSlots asks of a point write. The write then marks
+   * [someRowSlot, its row's slot].
+   */
+  pointWrite(
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess,
+  ): PointRead | null {
+    const read = this.pointRead(tables, schema, point);
+    const dependencies = this.current;
+    if (read === null || dependencies === null) return null;
+    const written = dependencies.writesOf(read.table);
+    return written !== 'everything' &&
+      written.length === 1 &&
+      written[0] === read.table &&
+      !dependencies.hasTriggers(read.table)
+      ? read
+      : null;
   }
 
   /** The slot of the row of `table` (a point table) whose point column is `value`. */
   rowSlot(table: string, value: string): number {
     return this.#registry.slotOf(rowSlotName(table, value));
+  }
+
+  /**
+   * rowSlot of `read`'s table and `value` (a whole number up to 15 digits), built from the
+   * value's digits without making a string: a prepared statement's execution binds a new value
+   * each time. The same slot as rowSlot(table, the value's digits).
+   */
+  rowSlotOfInteger(read: PointRead, value: number): number {
+    return this.#registry.slotOfHash(rowHashOf(read.rowHash, value));
   }
 
   /**
@@ -337,7 +361,7 @@ export class SchemaCatalog {
         !dependencies.hasTriggers(row.table)
       ) {
         const slots: number[] = [];
-        this.#addSlot(slots, someRow(row.table));
+        this.#addSlot(slots, someRowName(row.table));
         this.#addSlot(slots, rowSlotName(row.table, row.value));
         return Int32Array.from(slots);
       }

@@ -25,6 +25,7 @@ import {
   statementIdOf,
 } from '../protocol/command-fields.ts';
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
+import { integerParameter } from '../protocol/execute-parameters.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
@@ -34,6 +35,7 @@ import { isSystemSchema } from '../sql/statement-classifier.ts';
 import { writesProgramTables } from '../sql/table-ref.ts';
 import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
+import { ParameterPoint } from './parameter-point.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { OwedCommits } from './owed-commits.ts';
@@ -276,6 +278,8 @@ interface PreparedStatement {
   serverHasTypes: boolean;
   /** COM_STMT_SEND_LONG_DATA was used: the values are not in the execute packet. */
   longData: boolean;
+  /** Bounded to one row by a parameter: its executions are invalidated by row. */
+  point: ParameterPoint | null;
 }
 
 export class StatementRouter {
@@ -1097,6 +1101,7 @@ export class StatementRouter {
             types: null,
             serverHasTypes: false,
             longData: false,
+            point: ParameterPoint.of(plan.prepare.entry.info),
           });
         }
         return;
@@ -1460,10 +1465,17 @@ export class StatementRouter {
     if (restore !== null) return restore;
     const metadataWait = this.#metadataWait(info);
     if (metadataWait !== null) return metadataWait;
-    const marks = this.#writeMarks(statement.entry, statement.schema);
+    const layout = executeLayoutOf(payload, statement.parameterCount);
+    const row = statement.point === null ? -1 : this.#executionRow(statement, payload, layout);
+    const marks = this.#writeMarks(
+      statement.entry,
+      statement.schema,
+      row >= 0 && info.kind !== 'select'
+        ? Int32Array.of(statement.point!.target!.someRowSlot, row)
+        : null,
+    );
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;
-    const layout = executeLayoutOf(payload, statement.parameterCount);
     if (layout !== null && layout.typesSent) this.#bindTypes(statement, payload, layout);
     if (info.kind !== 'select') {
       statement.longData = false;
@@ -1481,6 +1493,12 @@ export class StatementRouter {
       const route = this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
       return this.#withServerTypes(route, statement, payload, layout);
     }
+    let rowSlots: Int32Array | null = null;
+    if (row >= 0) {
+      rowSlots = statement.point!.readSlots;
+      rowSlots[0] = statement.point!.target!.tableSlot;
+      rowSlots[1] = row;
+    }
     // The key is the statement and its parameters as the client bound them, whether or not the
     // server has seen those types: a fresh statement hits from its first execution.
     this.#mayHit = !this.#statementsUncertain;
@@ -1490,10 +1508,56 @@ export class StatementRouter {
       statement.schema,
       marks,
       Command.STMT_EXECUTE,
+      rowSlots,
     );
     this.#mayHit = true;
     const sent = this.#withServerTypes(route, statement, payload, layout);
     return binaryStatus ? this.#withStatus(sent, info, true) : sent;
+  }
+
+  /**
+   * The slot of the row an execution of a statement bounded by a parameter is bounded to, or -1
+   * when it is bounded to none known (then its slots are the statement's, as for any other): the
+   * metadata is not trusted now, the table has no point column or the statement is no point
+   * access of it, or the value is NULL, not a whole number, out of the column's range, or an
+   * INSERT's 0 (AUTO_INCREMENT's "next value").
+   */
+  #executionRow(
+    statement: PreparedStatement,
+    payload: Buffer,
+    layout: ExecuteLayout | null,
+  ): number {
+    const point = statement.point!;
+    // Long data is not in the packet: the values after it are not where the types say.
+    if (layout === null || statement.longData) return -1;
+    const catalog = this.#worker.catalog;
+    const generation = catalog.generation;
+    if (generation < 0) return -1;
+    const info = statement.entry.info;
+    if (point.generation !== generation || point.schema !== statement.schema) {
+      const target =
+        info.kind === 'select'
+          ? catalog.pointRead(info.reads, statement.schema, info.point!)
+          : catalog.pointWrite(info.writes, statement.schema, info.point!);
+      point.target = target;
+      point.parameter = target === null ? -1 : info.point!.candidates[target.candidate]!.parameter;
+      point.generation = generation;
+      point.schema = statement.schema;
+    }
+    const target = point.target;
+    if (target === null || point.parameter < 0) return -1;
+    const types = layout.typesSent ? payload : statement.types;
+    if (types === null) return -1;
+    const value = integerParameter(
+      payload,
+      statement.parameterCount,
+      types,
+      layout.typesSent ? layout.bitmapEnd + 1 : 0,
+      layout.valuesStart,
+      point.parameter,
+    );
+    if (value < 0 || value > target.max || (value === 0 && info.point!.insert)) return -1;
+    return catalog.rowSlotOfInteger(target, value);
   }
 
   /** The types an execution carries become the statement's: later executions may omit them. */
@@ -1597,19 +1661,24 @@ export class StatementRouter {
 
   // --- reads ----------------------------------------------------------------------------------
 
+  /**
+   * `rowSlots`: an execution's own [table, row] slots (#executionRow), which replace the
+   * statement's; null to read with the statement's.
+   */
   #routeSelect(
     entry: MemoEntry,
     key: string,
     schema: string | null,
     marks: WriteMarks | null,
     command: number,
+    rowSlots: Int32Array | null = null,
   ): Route {
     const info = entry.info;
     const txn = this.txn;
     const stats = this.#cache.stats;
-    const blocker = this.#hitBlocker(entry, schema, marks);
+    const blocker = this.#hitBlocker(entry, schema, marks, rowSlots);
     if (blocker >= 0) return this.#bypass(blocker, info, marks, command);
-    const slots = entry.readSlots!;
+    const slots = rowSlots ?? entry.readSlots!;
     const isolation = txn.inTransaction ? txn.isolation : (this.#snapshot?.isolation ?? null);
 
     const inTransaction = txn.inTransaction;
@@ -1660,15 +1729,23 @@ export class StatementRouter {
     // only as long as nothing was written since, which the snapshot's number says.
     const fillSeq = inTransaction && repeatableRead ? txn.snapshotSeq : registry.sequence();
     const route = this.#forward(command, info, null, entry.establishesSnapshot);
-    route.plan!.fill = { key, slots, fillSeq, flight: flights.start(key, now) };
+    // An execution's row slots are rewritten by the statement's next execution: a result keeps
+    // its own (the store copies them when the reply is in, but nothing else need keep them).
+    const kept = rowSlots === null ? slots : Int32Array.from(rowSlots);
+    route.plan!.fill = { key, slots: kept, fillSeq, flight: flights.start(key, now) };
     return route;
   }
 
   /**
    * Why the cache may not answer a read (a Bypass reason), or -1 when it may look it up, its
-   * slots then in `entry.readSlots`. Nothing is counted here.
+   * slots then in `entry.readSlots` (or `rowSlots`, an execution's own). Nothing is counted here.
    */
-  #hitBlocker(entry: MemoEntry, schema: string | null, marks: WriteMarks | null): number {
+  #hitBlocker(
+    entry: MemoEntry,
+    schema: string | null,
+    marks: WriteMarks | null,
+    rowSlots: Int32Array | null = null,
+  ): number {
     const info = entry.info;
     const snapshot = this.#snapshot;
     const txn = this.txn;
@@ -1701,7 +1778,7 @@ export class StatementRouter {
     if (this.#readsTemporary(info.reads, schema)) return Bypass.TEMPORARY_TABLE;
     const slots = this.#readSlots(entry, schema);
     if (slots === null) return Bypass.UNKNOWN_TABLE;
-    if (txn.wrote(slots)) return Bypass.OWN_WRITES;
+    if (txn.wrote(rowSlots ?? slots)) return Bypass.OWN_WRITES;
     // Writes made on the server directly may have changed these tables unseen: neither served
     // nor stored until the follower is back within its bound.
     if (!this.#cache.registry.writesElsewhereSeen()) return Bypass.BINLOG_BEHIND;
@@ -1851,14 +1928,22 @@ export class StatementRouter {
 
   // --- writes ---------------------------------------------------------------------------------
 
-  /** The registry marks a statement needs before it is sent, or null when it writes nothing. */
-  #writeMarks(entry: MemoEntry, schema: string | null): WriteMarks | null {
+  /**
+   * The registry marks a statement needs before it is sent, or null when it writes nothing.
+   * `rowSlots`: an execution's own point write slots (#executionRow), which replace the
+   * statement's.
+   */
+  #writeMarks(
+    entry: MemoEntry,
+    schema: string | null,
+    rowSlots: Int32Array | null = null,
+  ): WriteMarks | null {
     // A temporary table is this session's alone, and no result read from it is stored.
     if (entry.info.temporary) return null;
     // Writing the tables stored programs live in, even by hand, changes what routines and events
     // are: the metadata must read them again (a schema change that may change programs).
     const programTables = writesProgramTables(entry.info.writes, schema);
-    const marks = this.#writeMarksOf(entry, schema, programTables);
+    const marks = this.#writeMarksOf(entry, schema, programTables, rowSlots);
     if (programTables && marks !== null) marks.programTables = true;
     return marks;
   }
@@ -1867,6 +1952,7 @@ export class StatementRouter {
     entry: MemoEntry,
     schema: string | null,
     programTables: boolean,
+    rowSlots: Int32Array | null,
   ): WriteMarks | null {
     const info = entry.info;
     const snapshot = this.#snapshot;
@@ -1983,7 +2069,7 @@ export class StatementRouter {
     }
     const slots =
       writes === info.writes
-        ? this.#writeFacts(entry, schema).writeSlots!
+        ? (rowSlots ?? this.#writeFacts(entry, schema).writeSlots!)
         : this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING)
       return { slots: null, everything: true, schemaChange, leavesPrograms };

@@ -69,6 +69,19 @@ const READ_U = 'SELECT * FROM u ORDER BY id';
 const PREP_T = 'SELECT id, v FROM t WHERE id >= ? ORDER BY id';
 const PREP_U = 'SELECT id, w FROM u WHERE id >= ? ORDER BY id';
 
+/** An execution binding one 4-byte integer (MYSQL_TYPE_LONG), as sysbench binds its ids. */
+function executeLong(statementId: number, value: number): Buffer {
+  const packet = Buffer.alloc(18);
+  packet[0] = Command.STMT_EXECUTE;
+  packet.writeUInt32LE(statementId, 1);
+  packet.writeUInt32LE(1, 6);
+  // The null bitmap (one byte, 0) at 10, types sent at 11, LONG and its flags, then the value.
+  packet[11] = 1;
+  packet[12] = 3;
+  packet.writeInt32LE(value, 14);
+  return packet;
+}
+
 /** The first row's values of a recorded text reply. */
 function firstRow(session: Session, packets: RawPacket[]): Array<string | null> {
   return rowsOf(packets, session.client.deprecateEof)[0] ?? [];
@@ -2824,6 +2837,93 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.query('COMMIT');
         await b.query('SELECT v FROM t WHERE id = 4');
         await a.query('SELECT v FROM t WHERE id = 4');
+      },
+    ));
+
+  test('prepared point reads are invalidated by the row their parameter binds', () =>
+    scenario(
+      [
+        'CREATE TABLE n (id INT PRIMARY KEY, k INT, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO n VALUES (1, 10, 'one'), (2, 20, 'two'), (3, 30, 'three'), (4, 40, 'four')",
+        'CREATE TABLE counted (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO counted VALUES (1, 'one'), (2, 'two')",
+        'CREATE TABLE lifted (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        'CREATE TRIGGER lift BEFORE INSERT ON lifted FOR EACH ROW SET NEW.id = NEW.id + 100',
+        'CREATE TABLE parent (id INT PRIMARY KEY) ENGINE=InnoDB',
+        'CREATE TABLE child (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE) ENGINE=InnoDB',
+        'INSERT INTO parent VALUES (1), (2)',
+        'INSERT INTO child VALUES (1, 1), (2, 2)',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const ROW = 'SELECT k, v FROM n WHERE id = ?';
+        const SET_K = 'UPDATE n SET k = ? WHERE id = ?';
+        const rows = async (): Promise<void> => {
+          for (const id of [1, 2, 3, 4]) await b.execute(ROW, [id]);
+        };
+        await rows();
+        await rows();
+        await run.expect({ hits: 4 }, 'all cached');
+        // The second parameter binds the row: the first (3) is the new k, and names row 3. A
+        // write read at the wrong parameter would leave row 1 served stale.
+        await a.execute(SET_K, [3, 1]);
+        await rows();
+        await run.expect({ hits: 3, invalidations: 1, invalidations_all: 0 }, 'rows 2 to 4');
+        // Rows written by text are rows read by executions, and the other way round.
+        await b.query('SELECT k, v FROM n WHERE id = 3');
+        await b.query('SELECT k, v FROM n WHERE id = 3');
+        await a.query('UPDATE n SET k = 31 WHERE id = 2');
+        await a.execute(SET_K, [32, 3]);
+        await b.query('SELECT k, v FROM n WHERE id = 3');
+        await rows();
+        await run.expect({ hits: 3 }, 'the text hit once, then rows 1 and 4');
+        // The same row, bound as other types: a string of digits, a double, a 4-byte integer.
+        await b.execute(ROW, ['0004']);
+        await b.execute(ROW, [2.5]);
+        await b.command(`execute ${ROW} [LONG 4]`, executeLong(b.statementId(ROW), 4));
+        await b.command(`execute ${ROW} [LONG 4]`, executeLong(b.statementId(ROW), 4));
+        await a.execute('UPDATE n SET v = ? WHERE id = ?', ['cuatro', '4']);
+        await b.execute(ROW, ['0004']);
+        await b.command(`execute ${ROW} [LONG 4]`, executeLong(b.statementId(ROW), 4));
+        await a.execute(SET_K, [44, 4.0]);
+        await b.command(`execute ${ROW} [LONG 4]`, executeLong(b.statementId(ROW), 4));
+        // DELETE and INSERT of a row by parameter.
+        await a.execute('DELETE FROM n WHERE id = ?', [2]);
+        await b.execute(ROW, [2]);
+        await a.execute('INSERT INTO n (id, k, v) VALUES (?, ?, ?)', [2, 22, 'dos']);
+        await b.execute(ROW, [2]);
+        await b.execute(ROW, [1]);
+        // No row bound: NULL, or 0, into AUTO_INCREMENT takes the next value.
+        const COUNTED = 'SELECT v FROM counted WHERE id = ?';
+        await b.execute(COUNTED, [3]);
+        await b.execute(COUNTED, [4]);
+        await a.execute('INSERT INTO counted (id, v) VALUES (?, ?)', [null, 'null']);
+        await b.execute(COUNTED, [3]);
+        await b.execute(COUNTED, [4]);
+        await a.execute('INSERT INTO counted (id, v) VALUES (?, ?)', [0, 'zero']);
+        await b.execute(COUNTED, [4]);
+        // A value beyond the column's range is clamped by a server not in strict mode.
+        await b.execute(ROW, [2147483647]);
+        await a.query("SET SESSION sql_mode = ''");
+        await a.execute('INSERT INTO n (id, k, v) VALUES (?, ?, ?)', [99999999999, 0, 'big']);
+        await b.execute(ROW, [2147483647]);
+        // A trigger may change the key it inserts under; a cascade writes another table.
+        await b.execute('SELECT v FROM lifted WHERE id = ?', [101]);
+        await a.execute('INSERT INTO lifted (id, v) VALUES (?, ?)', [1, 'lifted']);
+        await b.execute('SELECT v FROM lifted WHERE id = ?', [101]);
+        await b.execute('SELECT pid FROM child WHERE id = ?', [1]);
+        await a.execute('DELETE FROM parent WHERE id = ?', [1]);
+        await b.execute('SELECT pid FROM child WHERE id = ?', [1]);
+        // A transaction reads its own write to a row; another session, the committed row.
+        await b.execute(ROW, [3]);
+        await a.query('BEGIN');
+        await a.execute(SET_K, [-3, 3]);
+        await a.execute(ROW, [3]);
+        await b.execute(ROW, [3]);
+        await a.query('COMMIT');
+        await b.execute(ROW, [3]);
+        await a.execute(ROW, [3]);
       },
     ));
 
