@@ -89,7 +89,8 @@ export class DeferredTransaction {
 
 const EMPTY = Buffer.alloc(0);
 
-function queryPayload(sql: string): Buffer {
+/** A COM_QUERY payload of `sql` (each character one byte, as the router reads texts). */
+export function queryPayload(sql: string): Buffer {
   return Buffer.concat([Buffer.from([0x03]), Buffer.from(sql, 'latin1')]);
 }
 

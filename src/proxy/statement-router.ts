@@ -54,8 +54,9 @@ import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
 import { countRows, diagnosticsOf, foundRowsRestorer, restorerRowsSent } from './reply-rows.ts';
 import { OwnStatementStatus } from './own-statement-status.ts';
-import { DeferredTransaction, ROLLBACK_PAYLOAD } from './deferred-transaction.ts';
+import { DeferredTransaction, ROLLBACK_PAYLOAD, queryPayload } from './deferred-transaction.ts';
 import { TransactionReplies } from './transaction-replies.ts';
+import type { TransactionReply } from './transaction-replies.ts';
 import type { WriteMarks } from './transaction-state.ts';
 
 /** What a worker's sessions share. */
@@ -107,7 +108,7 @@ export interface CommandPlan {
   /** A COM_REFRESH that flushes status: once the server has done so, so do the counters. */
   flushesStatus: boolean;
   /** BEGIN, COMMIT or ROLLBACK whose reply the session keeps, to answer them itself later. */
-  learn: { request: Buffer; begins: boolean } | undefined;
+  learn: { request: Buffer; sent: Buffer; begins: boolean } | undefined;
   /** The statement's digest record and when it was sent (performance.now()), for its time. */
   digest: DigestRecord | undefined;
   sentAt: number;
@@ -547,13 +548,7 @@ export class StatementRouter {
         const info = entry.info;
         if (info.control?.kind === 'end-transaction') {
           const reply = this.#transactionReplies.get(payload);
-          if (reply !== undefined) {
-            this.#deferred = null;
-            this.txn.status = reply.status;
-            this.#endReplay = reply.request;
-            this.#cache.stats.add(Counter.TRANSACTIONS_IN_PROXY);
-            return { action: 'answer', bytes: reply.bytes };
-          }
+          if (reply !== undefined) return this.#endDeferred(reply);
         } else if (
           info.kind === 'select' &&
           info.control === null &&
@@ -563,7 +558,32 @@ export class StatementRouter {
           const hit = this.#deferredHit(entry);
           if (hit !== null) return hit;
         }
-        if (this.#pipelinable(entry)) return this.#openWith(payload, lastHit);
+        if (this.#pipelinable(entry, this.#snapshot?.schema ?? null))
+          return this.#openWith(payload, lastHit);
+        return this.#openDeferred(lastHit);
+      }
+      case Command.STMT_EXECUTE: {
+        const statement =
+          payload.length < EXECUTE_HEADER_LENGTH
+            ? undefined
+            : this.#statements.get(payload.readUInt32LE(1));
+        if (statement === undefined) return this.#openDeferred(lastHit);
+        const entry = statement.entry;
+        this.#digestEntry = entry;
+        const info = entry.info;
+        if (info.control?.kind === 'end-transaction') {
+          const reply = this.#transactionReplies.get(payload);
+          if (reply !== undefined) return this.#endDeferred(reply);
+        } else if (
+          info.kind === 'select' &&
+          info.control === null &&
+          !info.readsDiagnostics &&
+          !(this.#foundRowsDebt !== NO_HIT && info.readsFoundRows)
+        ) {
+          const hit = this.#deferredExecutionHit(statement, payload);
+          if (hit !== null) return hit;
+        }
+        if (this.#pipelinable(entry, statement.schema)) return this.#openWith(payload, lastHit);
         return this.#openDeferred(lastHit);
       }
       // No reply, or one without status flags (which would say "no transaction"): COM_PING and
@@ -583,26 +603,71 @@ export class StatementRouter {
     }
   }
 
-  /** A hit inside a deferred transaction, or null (nothing counted, nothing started). */
+  /** The COMMIT or ROLLBACK of a transaction the server never saw: the server's own reply. */
+  #endDeferred(reply: TransactionReply): Route {
+    this.#deferred = null;
+    this.txn.status = reply.status;
+    this.#endReplay = reply.sent;
+    this.#cache.stats.add(Counter.TRANSACTIONS_IN_PROXY);
+    return { action: 'answer', bytes: reply.bytes };
+  }
+
+  /** A hit of a text inside a deferred transaction, or null (nothing counted, nothing started). */
   #deferredHit(entry: MemoEntry): Route | null {
-    const deferred = this.#deferred!;
-    if (this.#stateDirty) return null;
-    const schema = this.#snapshot?.schema ?? null;
-    if (this.#writeMarks(entry, schema) !== null) return null;
-    if (this.#hitBlocker(entry, schema, null) >= 0) return null;
-    const slots = entry.readSlots!;
-    // A hit here is one more table that must not change before the server's snapshot is taken:
-    // not worth the risk on a table written faster than its results are read again.
-    if (deferred.repeatableRead && this.#cache.writtenOften(slots)) return null;
     if (entry.keySession !== this.#sessionKey) {
       entry.keySession = this.#sessionKey;
       entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
     }
+    return this.#deferredLookup(entry, this.#snapshot?.schema ?? null, entry.key, null);
+  }
+
+  /**
+   * A hit of an execution inside a deferred transaction, keyed and bounded to its row as in
+   * #routeExecute; or null.
+   */
+  #deferredExecutionHit(statement: PreparedStatement, payload: Buffer): Route | null {
+    if (this.#statementsUncertain) return null;
+    const layout = executeLayoutOf(payload, statement.parameterCount);
+    const key = this.#executeKey(statement, payload, layout);
+    if (key === null) return null;
+    const row = statement.point === null ? -1 : this.#executionRow(statement, payload, layout);
+    let rowSlots: Int32Array | null = null;
+    if (row >= 0) {
+      rowSlots = statement.point!.readSlots;
+      rowSlots[0] = statement.point!.target!.tableSlot;
+      rowSlots[1] = row;
+    }
+    const hit = this.#deferredLookup(statement.entry, statement.schema, key, rowSlots);
+    // The types it bound are the statement's from now on, as for any execution.
+    if (hit !== null && layout!.typesSent) this.#bindTypes(statement, payload, layout!);
+    return hit;
+  }
+
+  /**
+   * A hit inside a deferred transaction of the read `entry` keyed `key` (`rowSlots`: an
+   * execution's own slots), or null: nothing counted, nothing started.
+   */
+  #deferredLookup(
+    entry: MemoEntry,
+    schema: string | null,
+    key: string,
+    rowSlots: Int32Array | null,
+  ): Route | null {
+    const deferred = this.#deferred!;
+    if (this.#stateDirty) return null;
+    if (this.#writeMarks(entry, schema) !== null) return null;
+    if (this.#hitBlocker(entry, schema, null, rowSlots) >= 0) return null;
+    const slots = rowSlots ?? entry.readSlots!;
+    // A hit here is one more table that must not change before the server's snapshot is taken:
+    // not worth the risk on a table written faster than its results are read again.
+    if (deferred.repeatableRead && this.#cache.writtenOften(slots)) return null;
     const cache = this.#cache;
-    const id = cache.lookup(entry.key, deferred.repeatableRead ? deferred.snapshotSeq : null);
+    const id = cache.lookup(key, deferred.repeatableRead ? deferred.snapshotSeq : null);
     if (id === NO_ENTRY) return null;
     cache.stats.add(Counter.HITS);
-    deferred.served(slots, entry.info.reads);
+    // The transaction keeps what its hits read until the server's snapshot is checked: an
+    // execution's row slots are rewritten by the statement's next execution, so it keeps a copy.
+    deferred.served(rowSlots === null ? slots : Int32Array.from(rowSlots), entry.info.reads);
     this.#lastHit = this.#foundRowsDebt = cache.rowsOf(id);
     if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
     const answer = this.#answerRoute;
@@ -628,7 +693,7 @@ export class StatementRouter {
    * A SELECT routed at once in a transaction started on the server right before it, when its
    * route is sure to be a forward: no diagnostics to put right first, nothing to wait for.
    */
-  #pipelinable(entry: MemoEntry): boolean {
+  #pipelinable(entry: MemoEntry, schema: string | null): boolean {
     const info = entry.info;
     return (
       info.kind === 'select' &&
@@ -638,7 +703,7 @@ export class StatementRouter {
       !this.#stateDirty &&
       this.#foundRowsBeforeProbe === null &&
       this.#worker.catalog.generation >= 0 &&
-      this.#writeMarks(entry, this.#snapshot?.schema ?? null) === null
+      this.#writeMarks(entry, schema) === null
     );
   }
 
@@ -763,7 +828,7 @@ export class StatementRouter {
     }
     const deferred = this.#deferredState;
     deferred.start(
-      reply.request,
+      reply.sent,
       access,
       isolation === 'REPEATABLE-READ',
       this.#cache.registry.sequence(),
@@ -781,7 +846,12 @@ export class StatementRouter {
    * A BEGIN, or a COMMIT or ROLLBACK, sent from the state in which the proxy would answer it
    * itself: its reply is to be kept (once per session and text).
    */
-  #learnReply(plan: CommandPlan, payload: Buffer, begins: boolean): void {
+  #learnReply(
+    plan: CommandPlan,
+    payload: Buffer,
+    begins: boolean,
+    prepared: PreparedStatement | null = null,
+  ): void {
     const txn = this.txn;
     if (
       !this.#worker.deferTransactions ||
@@ -791,7 +861,9 @@ export class StatementRouter {
     )
       return;
     if (this.#transactionReplies.get(payload) !== undefined) return;
-    plan.learn = { request: Buffer.from(payload), begins };
+    const request = Buffer.from(payload);
+    const sent = prepared === null ? request : queryPayload(prepared.sql);
+    plan.learn = { request, sent, begins };
   }
 
   /**
@@ -808,7 +880,7 @@ export class StatementRouter {
     const reply = this.#transactionReplies.get(payload);
     if (reply === undefined) return null;
     this.#readsOnly = false;
-    this.#commitOwed = reply.request;
+    this.#commitOwed = reply.sent;
     this.#worker.owedCommits.add(this.#flushOwedCommit);
     txn.onReply(reply.status, 0, null, false, false, null);
     this.#cache.stats.add(Counter.COMMITS_DEFERRED);
@@ -851,7 +923,7 @@ export class StatementRouter {
     const learn = plan.learn;
     if (learn === undefined) return;
     const begins = learn.begins;
-    this.#transactionReplies.learn(learn.request, reply, (status) =>
+    this.#transactionReplies.learn(learn.request, learn.sent, reply, (status) =>
       begins
         ? (status & ServerStatus.IN_TRANS) !== 0 && (status & ServerStatus.AUTOCOMMIT) !== 0
         : (status & ServerStatus.IN_TRANS) === 0 && (status & ServerStatus.AUTOCOMMIT) !== 0,
@@ -1478,6 +1550,17 @@ export class StatementRouter {
     const binaryStatus = info.control !== null && payload[5] === 0;
     if (layout !== null && layout.typesSent) this.#bindTypes(statement, payload, layout);
     if (info.kind !== 'select') {
+      // A prepared BEGIN, COMMIT or ROLLBACK (sysbench's, with --db-ps-mode=auto): the proxy
+      // answers it as it answers the text.
+      const control = info.control;
+      if (control?.kind === 'end-transaction') {
+        const later = this.#commitLater(payload);
+        if (later !== null) return later;
+      }
+      if (control?.kind === 'begin') {
+        const deferred = this.#deferBegin(payload, control.access);
+        if (deferred !== null) return deferred;
+      }
       statement.longData = false;
       const route = this.#withServerTypes(
         this.#forward(Command.STMT_EXECUTE, info, marks, false),
@@ -1485,6 +1568,12 @@ export class StatementRouter {
         payload,
         layout,
       );
+      if (
+        (control?.kind === 'begin' || control?.kind === 'end-transaction') &&
+        route.action === 'forward' &&
+        route.payload === undefined
+      )
+        this.#learnReply(route.plan!, payload, control.kind === 'begin', statement);
       return binaryStatus ? this.#withStatus(route, info, true) : route;
     }
     const key = this.#executeKey(statement, payload, layout);
@@ -1501,7 +1590,9 @@ export class StatementRouter {
     }
     // The key is the statement and its parameters as the client bound them, whether or not the
     // server has seen those types: a fresh statement hits from its first execution.
-    this.#mayHit = !this.#statementsUncertain;
+    // (Not when routed to follow a transaction start in the same write: see #openWith.)
+    const mayHit = this.#mayHit;
+    this.#mayHit = mayHit && !this.#statementsUncertain;
     const route = this.#routeSelect(
       statement.entry,
       key,
@@ -1510,7 +1601,7 @@ export class StatementRouter {
       Command.STMT_EXECUTE,
       rowSlots,
     );
-    this.#mayHit = true;
+    this.#mayHit = mayHit;
     const sent = this.#withServerTypes(route, statement, payload, layout);
     return binaryStatus ? this.#withStatus(sent, info, true) : sent;
   }

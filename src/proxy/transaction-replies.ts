@@ -13,8 +13,14 @@ export interface TransactionReply {
   readonly bytes: Buffer;
   /** Its status flags: the session's after the statement. */
   readonly status: number;
-  /** The statement as sent (a COM_QUERY payload), to replay for the diagnostics it leaves. */
+  /** The statement as the client sends it (a COM_QUERY or COM_STMT_EXECUTE payload). */
   readonly request: Buffer;
+  /**
+   * What the proxy sends the server in its place, later (a COM_QUERY payload): the request
+   * itself for a text; a prepared statement's text for its execution, which the client may
+   * close before the proxy sends it.
+   */
+  readonly sent: Buffer;
 }
 
 /** Status bits about one run of a statement, or about state a replay cannot repeat. */
@@ -34,7 +40,7 @@ export class TransactionReplies {
   /** Few, short and compared by their bytes: no string is built to find one. */
   readonly #replies: TransactionReply[] = [];
 
-  /** The reply kept for the statement in `payload` (a COM_QUERY payload). */
+  /** The reply kept for the statement in `payload` (as the client sends it). */
   get(payload: Buffer): TransactionReply | undefined {
     for (const reply of this.#replies) {
       if (reply.request.length === payload.length && reply.request.equals(payload)) return reply;
@@ -43,10 +49,15 @@ export class TransactionReplies {
   }
 
   /**
-   * The reply the server gave the statement sent as `request`; kept when it is one plain OK
-   * whose status `accepts`.
+   * The reply the server gave the statement sent as `request` (to send as `sent` later); kept
+   * when it is one plain OK whose status `accepts`.
    */
-  learn(request: Buffer, reply: Buffer | null, accepts: (status: number) => boolean): void {
+  learn(
+    request: Buffer,
+    sent: Buffer,
+    reply: Buffer | null,
+    accepts: (status: number) => boolean,
+  ): void {
     if (reply === null || reply.length !== 4 + PLAIN_OK_LENGTH) return;
     if (reply.readUIntLE(0, 3) !== PLAIN_OK_LENGTH || reply[3] !== 1) return;
     if (reply[4] !== PacketHeader.OK || reply[5] !== 0 || reply[6] !== 0) return;
@@ -54,7 +65,7 @@ export class TransactionReplies {
     if (reply.readUInt16LE(9) !== 0 || (status & UNREPEATABLE) !== 0 || !accepts(status)) return;
     if (this.get(request) !== undefined) return;
     if (this.#replies.length >= MAX_REPLIES) this.#replies.length = 0;
-    this.#replies.push({ bytes: reply, status, request });
+    this.#replies.push({ bytes: reply, status, request, sent });
   }
 
   forget(): void {

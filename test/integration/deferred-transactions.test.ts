@@ -27,8 +27,9 @@ import {
 } from '../support/cache-scenario.ts';
 import type { Run, Session } from '../support/cache-scenario.ts';
 import { BACKEND_HOST, BACKEND_PASSWORD, BACKEND_PORT, BACKEND_USER } from '../support/env.ts';
+import { execute, prepare } from '../../src/protocol/statement-commands.ts';
 import { replyError } from '../support/raw-client.ts';
-import type { RawClient } from '../support/raw-client.ts';
+import type { RawClient, RawPacket } from '../support/raw-client.ts';
 
 const DB = 'nc_deferred';
 
@@ -78,6 +79,25 @@ async function rowsThrough(client: RawClient, sql: string): Promise<Array<Array<
   const error = replyError(reply);
   assert.equal(error, null, `${sql}: ${error?.message}`);
   return rowsOf(reply, client.deprecateEof);
+}
+
+/** COM_STMT_PREPARE through `client`: the statement's id. */
+async function prepared(client: RawClient, sql: string): Promise<number> {
+  const reply = await client.command(prepare(sql));
+  assert.equal(replyError(reply), null, `prepare ${sql}`);
+  return reply[0]!.payload.readUInt32LE(1);
+}
+
+/**
+ * The first column of each row of a binary result whose columns are all INT (as 4-byte
+ * integers), or the error; an OK (no result set) gives no rows.
+ */
+function binaryInts(reply: RawPacket[], deprecateEof: boolean): number[] {
+  if (reply.length === 1) return [];
+  // Column count, one definition a column, then an EOF unless deprecated; rows start with 0x00.
+  const columns = reply[0]!.payload[0]!;
+  const rows = reply.slice(1 + columns + (deprecateEof ? 0 : 1), -1);
+  return rows.map((row) => row.payload.readInt32LE(1 + ((columns + 9) >> 3)));
 }
 
 describe('transactions begun by the proxy', () => {
@@ -168,6 +188,75 @@ describe('transactions begun by the proxy', () => {
       await step(a, READ_T);
       await a.query(READ_T);
       await step(a, 'COMMIT');
+    }));
+
+  test('prepared BEGIN, executions and COMMIT answered by the proxy, byte for byte', () =>
+    scenario(async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const ROW = 'SELECT v FROM t WHERE id = ?';
+      const run_ = (sql: string, params: Array<number | string> = []): Promise<unknown> =>
+        a.executeThenDiagnostics(sql, params);
+      await a.execute(ROW, [1]);
+      await a.execute(ROW, [2]);
+      await a.execute(READ_T);
+      // The server's replies to this session's prepared BEGIN and COMMIT, kept for later.
+      await a.execute('BEGIN');
+      await a.execute('COMMIT');
+      await a.execute('START TRANSACTION READ ONLY');
+      await a.execute('ROLLBACK');
+      await run.baseline();
+      const begins = await serverCount('Com_begin');
+      const commits = await serverCount('Com_commit');
+      const rollbacks = await serverCount('Com_rollback');
+      for (let round = 0; round < 2; round++) {
+        await run_('BEGIN');
+        await run_(ROW, [1]);
+        await run_(ROW, [2]);
+        await run_(READ_T);
+        await run_('COMMIT');
+      }
+      await run_('START TRANSACTION READ ONLY');
+      await run_(ROW, [2]);
+      await run_('ROLLBACK');
+      await a.query('SELECT @@in_transaction');
+      await run.expect(
+        { hits: 7, inserts: 0, transactions_deferred: 3, transactions_in_proxy: 3 },
+        'three transactions, all in the proxy',
+      );
+      if (run.isProxy) {
+        run.check((await serverCount('Com_begin')) === begins, 'the server saw no BEGIN');
+        run.check((await serverCount('Com_commit')) === commits, 'the server saw no COMMIT');
+        run.check((await serverCount('Com_rollback')) === rollbacks, 'the server saw no ROLLBACK');
+      }
+      // A miss starts the transaction on the server; the COMMIT after reads only is answered
+      // at once, and what it left is the server's.
+      await run_('BEGIN');
+      await run_(ROW, [3]);
+      await run_(ROW, [1]);
+      await run_('COMMIT');
+      await step(a, 'SELECT ROW_COUNT()');
+      await step(a, 'SELECT @@in_transaction');
+      await run.expect(
+        { hits: 1, transactions_deferred: 1, commits_deferred: 1 },
+        'a miss, a hit in the snapshot it took, the COMMIT answered',
+      );
+      // A write inside: the server's transaction, and its COMMIT.
+      await run_('BEGIN');
+      await run_(ROW, [1]);
+      await run_('UPDATE t SET v = ? WHERE id = ?', ['uno', 1]);
+      await run_(ROW, [1]);
+      await run_('COMMIT');
+      await a.execute(ROW, [1]);
+      await run.expect({ commits_deferred: 0 }, 'a transaction that wrote');
+      // The statements closed right after they ran: what the proxy sends for them later is
+      // their text, not an execution of a statement the server no longer has.
+      await run_('BEGIN');
+      a.closeStatement('BEGIN');
+      await run_(ROW, [7]);
+      await run_('COMMIT');
+      a.closeStatement('COMMIT');
+      await step(a, 'SELECT @@in_transaction');
+      await a.query(READ_T);
     }));
 
   test('a COMMIT after reads only is answered at once and reaches the server with what follows', () =>
@@ -396,12 +485,15 @@ describe('transactions begun by the proxy', () => {
     const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
     const writer = await proxy.connect(undefined, login);
     const readers = await Promise.all([0, 1, 0, 1].map((worker) => proxy.connect(worker, login)));
+    // Readers of each account's row, by prepared statements (their hits bounded by row).
+    const preparedReaders = await Promise.all([0, 1].map((worker) => proxy.connect(worker, login)));
     const before = await proxy.counters();
     let writing = true;
     let transfers = 0;
     const violations: string[] = [];
     let seen = 0;
     let conflicts = 0;
+    let preparedSeen = 0;
     try {
       // Learn BEGIN and COMMIT on every reader first.
       for (const reader of readers) {
@@ -451,17 +543,57 @@ describe('transactions begun by the proxy', () => {
           }
         }
       };
-      await Promise.all([write, ...readers.map(read)]);
+      const readRows = async (reader: RawClient): Promise<void> => {
+        const begin = await prepared(reader, 'BEGIN');
+        const commit = await prepared(reader, 'COMMIT');
+        const byTable = [
+          await prepared(reader, 'SELECT bal FROM a WHERE id = ?'),
+          await prepared(reader, 'SELECT bal FROM b WHERE id = ?'),
+        ];
+        const run = async (id: number, params: number[] = []): Promise<RawPacket[]> =>
+          reader.command(execute(id, params));
+        const ok = async (id: number): Promise<void> => {
+          const error = replyError(await run(id));
+          assert.equal(error, null, error?.message);
+        };
+        await ok(begin);
+        await ok(commit);
+        while (writing) {
+          await ok(begin);
+          const sums = [0, 0];
+          let failed: ReturnType<typeof replyError> = null;
+          reading: for (const table of [0, 1]) {
+            for (let id = 1; id <= ACCOUNTS / 2; id++) {
+              const reply = await run(byTable[table]!, [id]);
+              failed = replyError(reply);
+              if (failed !== null) break reading;
+              sums[table] = sums[table]! + binaryInts(reply, reader.deprecateEof)[0]!;
+            }
+          }
+          if (failed !== null) {
+            assert.equal(failed.errno, 1020, `only ER_CHECKREAD may end it: ${failed.message}`);
+            conflicts++;
+            await ok(commit);
+            continue;
+          }
+          await ok(commit);
+          seen++;
+          preparedSeen++;
+          if (sums[0]! + sums[1]! !== TOTAL) violations.push(`rows: a=${sums[0]} b=${sums[1]}`);
+        }
+      };
+      await Promise.all([write, ...readers.map(read), ...preparedReaders.map(readRows)]);
     } finally {
       writing = false;
       writer.close();
-      for (const reader of readers) reader.close();
+      for (const reader of [...readers, ...preparedReaders]) reader.close();
     }
     const counters = await proxy.counters();
     const moved = (name: string): number => counters.get(name)! - before.get(name)!;
     assert.deepEqual(violations, [], 'every transaction saw one snapshot');
     assert.equal(transfers, 200);
     assert.ok(seen > 0, 'readers finished transactions');
+    assert.ok(preparedSeen > 0, 'readers by prepared statements finished transactions');
     assert.equal(moved('transaction_conflicts'), conflicts, 'each conflict counted once');
     assert.ok(moved('transactions_deferred') > 0, 'readers’ transactions were deferred');
     assert.ok(moved('hits') > 0, 'and served hits');

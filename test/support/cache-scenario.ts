@@ -500,6 +500,20 @@ export class Session {
     );
   }
 
+  /**
+   * execute() without the COM_PING check after it: for a step inside a transaction the proxy
+   * began (a ping's reply carries the transaction's flags, so the proxy starts it for one).
+   */
+  async executeThenDiagnostics(sql: string, params: Param[] = []): Promise<RawPacket[]> {
+    const id = this.#prepared.get(sql) ?? (await this.prepare(sql));
+    return this.record(
+      `execute ${sql} [${params.map(String).join(', ')}]`,
+      await this.client.command(execute(id, params)),
+      undefined,
+      false,
+    );
+  }
+
   /** The id of a statement prepared by execute() or prepare(). */
   statementId(sql: string): number {
     const id = this.#prepared.get(sql);
