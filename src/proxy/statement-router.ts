@@ -979,7 +979,12 @@ export class StatementRouter {
       case Command.STMT_CLOSE: {
         const id = statementIdOf(payload);
         if (id < 0) this.#statementsUncertain = true;
-        else this.#statements.delete(id);
+        else {
+          this.#statements.delete(id);
+          // A later statement given the same id (the server does not, but nothing says it
+          // never will) must not be answered with this one's reply.
+          this.#transactionReplies.forgetExecutions(id);
+        }
         return FORWARD;
       }
       case Command.STMT_RESET: {

@@ -6,7 +6,7 @@
  * Whatever may change a reply (a SET, a new schema) makes the session probe run again, which
  * forgets them all.
  */
-import { PacketHeader, ServerStatus } from '../protocol/constants.ts';
+import { Command, PacketHeader, ServerStatus } from '../protocol/constants.ts';
 
 export interface TransactionReply {
   /** The reply packet, header included (sequence id 1). */
@@ -66,6 +66,17 @@ export class TransactionReplies {
     if (this.get(request) !== undefined) return;
     if (this.#replies.length >= MAX_REPLIES) this.#replies.length = 0;
     this.#replies.push({ bytes: reply, status, request, sent });
+  }
+
+  /** Forgets the replies to executions of prepared statement `id` (it was closed). */
+  forgetExecutions(id: number): void {
+    const replies = this.#replies;
+    for (let i = replies.length - 1; i >= 0; i--) {
+      const request = replies[i]!.request;
+      if (request[0] === Command.STMT_EXECUTE && request.readUInt32LE(1) === id) {
+        replies.splice(i, 1);
+      }
+    }
   }
 
   forget(): void {
