@@ -22,6 +22,13 @@ export class ParameterPoint {
    */
   readonly readSlots = new Int32Array(2);
 
+  /** readSlots for an execution bounded to the row whose slot is `row`. */
+  readSlotsOf(row: number): Int32Array {
+    this.readSlots[0] = this.target!.tableSlot;
+    this.readSlots[1] = row;
+    return this.readSlots;
+  }
+
   /** One for a statement some of whose point candidates are parameters; null otherwise. */
   static of(info: StatementInfo): ParameterPoint | null {
     const point = info.point;

@@ -33,7 +33,12 @@ import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import { writesProgramTables } from '../sql/table-ref.ts';
-import type { StatementInfo, StatementKind, TableRef } from '../sql/statement-classifier.ts';
+import type {
+  StatementControl,
+  StatementInfo,
+  StatementKind,
+  TableRef,
+} from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
 import { ParameterPoint } from './parameter-point.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
@@ -544,23 +549,7 @@ export class StatementRouter {
           this.#classifyMode,
           this.#serverVersion,
         );
-        this.#digestEntry = entry;
-        const info = entry.info;
-        if (info.control?.kind === 'end-transaction') {
-          const reply = this.#transactionReplies.get(payload);
-          if (reply !== undefined) return this.#endDeferred(reply);
-        } else if (
-          info.kind === 'select' &&
-          info.control === null &&
-          !info.readsDiagnostics &&
-          !(this.#foundRowsDebt !== NO_HIT && info.readsFoundRows)
-        ) {
-          const hit = this.#deferredHit(entry);
-          if (hit !== null) return hit;
-        }
-        if (this.#pipelinable(entry, this.#snapshot?.schema ?? null))
-          return this.#openWith(payload, lastHit);
-        return this.#openDeferred(lastHit);
+        return this.#deferredStatement(payload, lastHit, entry, this.#snapshot?.schema ?? null);
       }
       case Command.STMT_EXECUTE: {
         const statement =
@@ -568,23 +557,13 @@ export class StatementRouter {
             ? undefined
             : this.#statements.get(payload.readUInt32LE(1));
         if (statement === undefined) return this.#openDeferred(lastHit);
-        const entry = statement.entry;
-        this.#digestEntry = entry;
-        const info = entry.info;
-        if (info.control?.kind === 'end-transaction') {
-          const reply = this.#transactionReplies.get(payload);
-          if (reply !== undefined) return this.#endDeferred(reply);
-        } else if (
-          info.kind === 'select' &&
-          info.control === null &&
-          !info.readsDiagnostics &&
-          !(this.#foundRowsDebt !== NO_HIT && info.readsFoundRows)
-        ) {
-          const hit = this.#deferredExecutionHit(statement, payload);
-          if (hit !== null) return hit;
-        }
-        if (this.#pipelinable(entry, statement.schema)) return this.#openWith(payload, lastHit);
-        return this.#openDeferred(lastHit);
+        return this.#deferredStatement(
+          payload,
+          lastHit,
+          statement.entry,
+          statement.schema,
+          statement,
+        );
       }
       // No reply, or one without status flags (which would say "no transaction"): COM_PING and
       // COM_STMT_RESET answer with an OK that carries them, so they start it like the rest.
@@ -601,6 +580,49 @@ export class StatementRouter {
       default:
         return this.#openDeferred(lastHit);
     }
+  }
+
+  /**
+   * A BEGIN the proxy begins itself, or a COMMIT (ROLLBACK) it answers now, text or execution
+   * (its kept reply found by `payload`); null when the server must have it.
+   */
+  #answerTransactionStatement(payload: Buffer, control: StatementControl | null): Route | null {
+    if (control?.kind === 'end-transaction') return this.#commitLater(payload);
+    if (control?.kind === 'begin') return this.#deferBegin(payload, control.access);
+    return null;
+  }
+
+  /**
+   * A statement inside the deferred transaction, as a text (`statement` null) or an execution
+   * of `statement`: the COMMIT or ROLLBACK that ends it, a hit, or the start of the server's
+   * transaction (in the same write as the statement when it surely goes to the server).
+   */
+  #deferredStatement(
+    payload: Buffer,
+    lastHit: number,
+    entry: MemoEntry,
+    schema: string | null,
+    statement: PreparedStatement | null = null,
+  ): Route {
+    this.#digestEntry = entry;
+    const info = entry.info;
+    if (info.control?.kind === 'end-transaction') {
+      const reply = this.#transactionReplies.get(payload);
+      if (reply !== undefined) return this.#endDeferred(reply);
+    } else if (
+      info.kind === 'select' &&
+      info.control === null &&
+      !info.readsDiagnostics &&
+      !(this.#foundRowsDebt !== NO_HIT && info.readsFoundRows)
+    ) {
+      const hit =
+        statement === null
+          ? this.#deferredHit(entry)
+          : this.#deferredExecutionHit(statement, payload);
+      if (hit !== null) return hit;
+    }
+    if (this.#pipelinable(entry, schema)) return this.#openWith(payload, lastHit);
+    return this.#openDeferred(lastHit);
   }
 
   /** The COMMIT or ROLLBACK of a transaction the server never saw: the server's own reply. */
@@ -631,12 +653,7 @@ export class StatementRouter {
     const key = this.#executeKey(statement, payload, layout);
     if (key === null) return null;
     const row = statement.point === null ? -1 : this.#executionRow(statement, payload, layout);
-    let rowSlots: Int32Array | null = null;
-    if (row >= 0) {
-      rowSlots = statement.point!.readSlots;
-      rowSlots[0] = statement.point!.target!.tableSlot;
-      rowSlots[1] = row;
-    }
+    const rowSlots = row < 0 ? null : statement.point!.readSlotsOf(row);
     const hit = this.#deferredLookup(statement.entry, statement.schema, key, rowSlots);
     // The types it bound are the statement's from now on, as for any execution.
     if (hit !== null && layout!.typesSent) this.#bindTypes(statement, payload, layout!);
@@ -1439,14 +1456,8 @@ export class StatementRouter {
     const marks = this.#writeMarks(entry, this.#snapshot?.schema ?? null);
     if (info.kind !== 'select') {
       const control = info.control;
-      if (control?.kind === 'end-transaction') {
-        const later = this.#commitLater(payload);
-        if (later !== null) return later;
-      }
-      if (control?.kind === 'begin') {
-        const deferred = this.#deferBegin(payload, control.access);
-        if (deferred !== null) return deferred;
-      }
+      const answered = this.#answerTransactionStatement(payload, control);
+      if (answered !== null) return answered;
       const route = this.#forward(Command.QUERY, info, marks, false);
       if (control?.kind === 'begin' || control?.kind === 'end-transaction')
         this.#learnReply(route.plan!, payload, control.kind === 'begin');
@@ -1558,14 +1569,8 @@ export class StatementRouter {
       // A prepared BEGIN, COMMIT or ROLLBACK (sysbench's, with --db-ps-mode=auto): the proxy
       // answers it as it answers the text.
       const control = info.control;
-      if (control?.kind === 'end-transaction') {
-        const later = this.#commitLater(payload);
-        if (later !== null) return later;
-      }
-      if (control?.kind === 'begin') {
-        const deferred = this.#deferBegin(payload, control.access);
-        if (deferred !== null) return deferred;
-      }
+      const answered = this.#answerTransactionStatement(payload, control);
+      if (answered !== null) return answered;
       statement.longData = false;
       const route = this.#withServerTypes(
         this.#forward(Command.STMT_EXECUTE, info, marks, false),
@@ -1587,12 +1592,7 @@ export class StatementRouter {
       const route = this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
       return this.#withServerTypes(route, statement, payload, layout);
     }
-    let rowSlots: Int32Array | null = null;
-    if (row >= 0) {
-      rowSlots = statement.point!.readSlots;
-      rowSlots[0] = statement.point!.target!.tableSlot;
-      rowSlots[1] = row;
-    }
+    const rowSlots = row < 0 ? null : statement.point!.readSlotsOf(row);
     // The key is the statement and its parameters as the client bound them, whether or not the
     // server has seen those types: a fresh statement hits from its first execution.
     // (Not when routed to follow a transaction start in the same write: see #openWith.)
