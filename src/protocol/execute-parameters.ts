@@ -6,6 +6,7 @@
  * @see https://mariadb.com/kb/en/com_stmt_execute/
  */
 import { EXECUTE_HEADER_LENGTH } from './command-fields.ts';
+import { readLenencBytes } from './lenenc.ts';
 
 /** The binary protocol's parameter types this module reads (MYSQL_TYPE_*). */
 const Type = {
@@ -144,41 +145,20 @@ function valueEnd(payload: Buffer, type: number, at: number): number {
       // Strings, decimals, blobs, BIT, ENUM, SET, JSON, GEOMETRY: a length-encoded string. A
       // type the protocol does not send (the server refuses it) is not guessed at.
       if (type > Type.BIT && type < Type.JSON) return -1;
-      const string = lengthEncoded(payload, at);
-      end = string < 0 ? -1 : string;
+      end = readLenencBytes(payload, at)?.end ?? -1;
       break;
     }
   }
   return end >= 0 && end <= payload.length ? end : -1;
 }
 
-/** Where the length-encoded string at `at` ends, or -1 (cut short, or a length past 2^32). */
-function lengthEncoded(payload: Buffer, at: number): number {
-  if (at >= payload.length) return -1;
-  const first = payload[at]!;
-  if (first < 0xfb) return at + 1 + first;
-  if (first === 0xfc) return at + 3 > payload.length ? -1 : at + 3 + payload.readUInt16LE(at + 1);
-  if (first === 0xfd) return at + 4 > payload.length ? -1 : at + 4 + payload.readUIntLE(at + 1, 3);
-  if (first === 0xfe) {
-    if (at + 9 > payload.length || payload.readUInt32LE(at + 5) !== 0) return -1;
-    return at + 9 + payload.readUInt32LE(at + 1);
-  }
-  return -1;
-}
-
 /** The number a length-encoded string of decimal digits at `at` spells, or NO_INTEGER. */
 function digitsValue(payload: Buffer, at: number): number {
-  const end = lengthEncoded(payload, at);
-  if (end < 0 || end > payload.length) return NO_INTEGER;
-  let from = at + 1;
-  const first = payload[at]!;
-  if (first === 0xfc) from = at + 3;
-  else if (first === 0xfd) from = at + 4;
-  else if (first === 0xfe) from = at + 9;
-  if (from >= end) return NO_INTEGER;
+  const digits = readLenencBytes(payload, at)?.value;
+  if (digits === undefined || digits.length === 0) return NO_INTEGER;
   let value = 0;
-  for (let i = from; i < end; i++) {
-    const digit = payload[i]! - 0x30;
+  for (let i = 0; i < digits.length; i++) {
+    const digit = digits[i]! - 0x30;
     if (digit < 0 || digit > 9) return NO_INTEGER;
     value = value * 10 + digit;
     // Past MAX_VALUE it stays past it (leading zeros add nothing): stop before losing precision.
