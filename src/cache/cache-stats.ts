@@ -61,8 +61,14 @@ export const Counter = {
   CLIENTS_CONNECTED: 18,
   /** Clients told the server could not be reached (connect, greeting or early loss). */
   BACKEND_UNREACHABLE: 19,
+  /**
+   * Cacheable SELECTs relayed without a copy because the store was nearly full and their
+   * statement had not missed recently: a result read once would only push out one read again
+   * (query-cache.ts, admits). Also counted in NOT_CACHED.
+   */
+  ADMISSION_UNSEEN: 20,
 } as const;
-const COUNTERS = 20;
+const COUNTERS = 21;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {

@@ -4,9 +4,10 @@
  * statement may use the cache at all, is the session's business.
  */
 import { CacheStats, Counter } from './cache-stats.ts';
+import { Doorkeeper } from './doorkeeper.ts';
 import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
-import { NO_ENTRY, ResultStore } from './result-store.ts';
+import { keyHashOf, NO_ENTRY, ResultStore } from './result-store.ts';
 import type { QueuedWriter } from './result-store.ts';
 
 export { NO_ENTRY } from './result-store.ts';
@@ -17,14 +18,25 @@ export type QueryCacheType = 0 | 1 | 2;
 export interface SharedStore {
   buffer: SharedArrayBuffer;
   admission: SharedArrayBuffer;
+  missedBefore: SharedArrayBuffer;
   worker: number;
 }
+
+/**
+ * What admits a miss to a full store: a doorkeeper of recent misses' keys (see admits). Its
+ * window, MISSED_BEFORE_RESET misses while the store is nearly full, is many times the results
+ * a store holds (TinyLFU samples ten times the cache's size), so a result read again within it
+ * is let in on its second miss; 2^20 bits keep false sightings near 12% on average at that.
+ */
+const MISSED_BEFORE_BITS = 1 << 20;
+const MISSED_BEFORE_RESET = MISSED_BEFORE_BITS >>> 2;
 
 export interface QueryCacheOptions {
   type: QueryCacheType;
   /**
    * The store every worker shares (ResultStore.allocate), the admission scores that judge it
-   * (FillAdmission.allocate), and this worker's number.
+   * (FillAdmission.allocate), its doorkeeper (QueryCache.allocateMissedBefore), and this
+   * worker's number.
    */
   store?: SharedStore;
   /** Without `store`: --query-cache-size, for a store of this thread's own. */
@@ -52,6 +64,8 @@ export class QueryCache {
   readonly #store: ResultStore;
   /** Which misses are worth a copy, learned from what became of the results stored so far. */
   readonly admission: FillAdmission;
+  /** Keys that missed recently while the store was nearly full, every worker's. */
+  readonly #missedBefore: Doorkeeper;
   #clearCount: number;
   #evictions = 0;
   /** This worker's gauges when it started (see the constructor). */
@@ -83,6 +97,11 @@ export class QueryCache {
     this.#sizeBase = stats.of(stats.worker, Counter.QUERIES_IN_CACHE);
     this.#bytesBase = stats.of(stats.worker, Counter.BYTES_USED);
     this.admission = new FillAdmission(registry.slots, options.store?.admission);
+    this.#missedBefore = new Doorkeeper(
+      MISSED_BEFORE_BITS,
+      MISSED_BEFORE_RESET,
+      options.store?.missedBefore,
+    );
     this.#clearCount = registry.clearCount();
     const interval = options.sweepIntervalMs ?? 0;
     if (interval > 0) {
@@ -177,14 +196,29 @@ export class QueryCache {
     return this.admission.declines(slots);
   }
 
+  /** The doorkeeper's memory, for every worker's QueryCache (SharedStore.missedBefore). */
+  static allocateMissedBefore(): SharedArrayBuffer {
+    return Doorkeeper.allocate(MISSED_BEFORE_BITS);
+  }
+
   /**
-   * Should a miss over `slots` copy its reply for the store? When not, the miss is relayed and
-   * counted as declined (and as not cached): results over these tables have been made stale
-   * before anyone read them again.
+   * Should a miss of `key` over `slots` copy its reply for the store? When not, the miss is
+   * relayed and counted as not cached, and as one of:
+   * - declined: results over these tables have been made stale before anyone read them again;
+   * - unseen: the store is nearly full, and `key` has not missed recently. Each result stored
+   *   now pushes an older one out, and one read once (sysbench's ranges over a long tail of
+   *   rows) would push out one that is read again (the hot rows' results) for nothing. A key
+   *   read again is stored at its second miss; this costs each new result one more miss while
+   *   the store is full, and nothing while it has room.
    */
-  admits(slots: Int32Array): boolean {
-    if (this.admission.admits(slots)) return true;
-    this.stats.add(Counter.ADMISSION_DECLINED);
+  admits(key: string, slots: Int32Array): boolean {
+    if (!this.admission.admits(slots)) {
+      this.stats.add(Counter.ADMISSION_DECLINED);
+      this.stats.add(Counter.NOT_CACHED);
+      return false;
+    }
+    if (!this.#store.nearlyFull || this.#missedBefore.seenBefore(keyHashOf(key))) return true;
+    this.stats.add(Counter.ADMISSION_UNSEEN);
     this.stats.add(Counter.NOT_CACHED);
     return false;
   }

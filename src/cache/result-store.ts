@@ -273,6 +273,19 @@ export class ResultStore {
     return this.#controlF[BYTES_USED_F64]!;
   }
 
+  /**
+   * Is the store nearly full (within 1/16 of its arena's bytes or of the entries its index
+   * takes)? Then a new result pushes an older one out: storing is no longer free.
+   */
+  get nearlyFull(): boolean {
+    const arenaBytes = this.#arena.length;
+    const maxEntries = this.#maxEntries;
+    return (
+      this.#controlF[BYTES_USED_F64]! >= arenaBytes - arenaBytes / 16 ||
+      this.#controlU[SIZE]! >= maxEntries - maxEntries / 16
+    );
+  }
+
   /** The whole store's budget. */
   get budgetBytes(): number {
     return this.#controlU[BUDGET_LOW]! + this.#controlU[BUDGET_HIGH]! * 2 ** 32;
@@ -310,7 +323,7 @@ export class ResultStore {
    * this thread's next lookup (or until its view is sent, see pinIfQueued).
    */
   find(key: string): number {
-    const hash = hashOf(key);
+    const hash = keyHashOf(key);
     const control = this.#control;
     const pins = this.#pinArea;
     const base = this.#pinBase + 2;
@@ -430,7 +443,7 @@ export class ResultStore {
    * reply's bytes, status offsets and slots are copied.
    */
   set(key: string, input: ResultInput): boolean {
-    const hash = hashOf(key);
+    const hash = keyHashOf(key);
     this.#lock();
     try {
       const previous = this.#probe(hash, key);
@@ -474,7 +487,7 @@ export class ResultStore {
   }
 
   delete(key: string): boolean {
-    const hash = hashOf(key);
+    const hash = keyHashOf(key);
     this.#lock();
     try {
       const at = this.#probe(hash, key);
@@ -991,7 +1004,7 @@ function isLatin1(text: string): boolean {
 }
 
 /** FNV-1a over the key's UTF-16 code units, then a final mix so low bits vary. */
-function hashOf(key: string): number {
+export function keyHashOf(key: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   hash ^= hash >>> 16;

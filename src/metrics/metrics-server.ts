@@ -191,6 +191,12 @@ export function buildRegistry(sources: MetricsSources): Registry {
     'Cacheable SELECTs relayed without a copy: their tables are written before results are read again.',
     cacheTotal(Counter.ADMISSION_DECLINED),
   );
+  totalCounter(
+    registry,
+    'nicecache_cache_admission_unseen_total',
+    'Cacheable SELECTs relayed without a copy: the store was nearly full and they had not missed recently.',
+    cacheTotal(Counter.ADMISSION_UNSEEN),
+  );
   new PromCounter({
     name: 'nicecache_cache_bypasses_total',
     help: 'SELECTs sent to the server without consulting the cache, by reason.',

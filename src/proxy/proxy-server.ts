@@ -10,6 +10,7 @@ import { CacheStats } from '../cache/cache-stats.ts';
 import { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { FillAdmission } from '../cache/fill-admission.ts';
 import { ResultStore } from '../cache/result-store.ts';
+import { QueryCache } from '../cache/query-cache.ts';
 import { mergeDigests } from '../cache/statement-digests.ts';
 import type { DigestRow } from '../cache/statement-digests.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
@@ -147,6 +148,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       ? {
           buffer: ResultStore.allocate(options.cache.sizeBytes, options.workers),
           admission: FillAdmission.allocate(registry.slots),
+          missedBefore: QueryCache.allocateMissedBefore(),
         }
       : null;
   /** The main thread's view of the store: it puts things right when a worker dies. */

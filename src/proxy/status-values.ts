@@ -38,6 +38,7 @@ export function statusValues(cache: QueryCache, follower: FollowerStatus | null)
     ['Qcache_stale_hits_refused', shown(Counter.STALE_HITS_REFUSED)],
     ['Qcache_single_flight_hits', shown(Counter.SINGLE_FLIGHT_HITS)],
     ['Qcache_admission_declined', shown(Counter.ADMISSION_DECLINED)],
+    ['Qcache_admission_unseen', shown(Counter.ADMISSION_UNSEEN)],
     ['Qcache_transactions_deferred', shown(Counter.TRANSACTIONS_DEFERRED)],
     ['Qcache_transactions_in_proxy', shown(Counter.TRANSACTIONS_IN_PROXY)],
     ['Qcache_transaction_conflicts', shown(Counter.TRANSACTION_CONFLICTS)],

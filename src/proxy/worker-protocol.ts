@@ -36,7 +36,11 @@ export interface WorkerConfig {
   handshakeTimeoutMs: number;
   registry: SharedArrayBuffer;
   /** The query cache's store and admission scores, every worker's; null with the cache off. */
-  cacheStore: { buffer: SharedArrayBuffer; admission: SharedArrayBuffer } | null;
+  cacheStore: {
+    buffer: SharedArrayBuffer;
+    admission: SharedArrayBuffer;
+    missedBefore: SharedArrayBuffer;
+  } | null;
   stats: SharedArrayBuffer;
   /** What SHOW STATUS tells of the binlog follower (see binlog/follower-status.ts). */
   followerStatus: SharedArrayBuffer;

@@ -3,8 +3,10 @@
  * unread, so after a few of them its misses are relayed without being stored
  * (Qcache_admission_declined, also counted in Qcache_not_cached), while a table that is read
  * again keeps being stored and served; one declined miss in PROBE_EVERY is stored anyway, and
- * once such a probe is served the table is stored again. Every reply is compared byte for byte
- * with the server's: declining only ever changes what is stored, never what a client is sent.
+ * once such a probe is served the table is stored again. Once the store is nearly full, a
+ * statement's result is stored only from its second miss (Qcache_admission_unseen). Every reply
+ * is compared byte for byte with the server's: declining only ever changes what is stored, never
+ * what a client is sent.
  */
 import { after, before, describe, test } from 'node:test';
 import { DECLINE_AT, PROBE_EVERY } from '../../src/cache/fill-admission.ts';
@@ -98,4 +100,60 @@ describe('admission', () => {
       await a.query(READ_HOT);
       await run.expect({ hits: 1, inserts: 0 }, 'and served again');
     }));
+});
+
+describe('admission to a nearly full store', () => {
+  let proxy: ProxyHarness;
+  const PADDED = 'SELECT id, pad FROM padded WHERE id = ';
+
+  before(async () => {
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [...WARM_TABLE_STATEMENTS]);
+    // Room for about a hundred of the 2 KB results below.
+    proxy = await ProxyHarness.start(['--query-cache-size', '256K']);
+  });
+
+  after(async () => {
+    await proxy.stop();
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
+  });
+
+  test('a result read once is not stored while the store is nearly full; read again, it is', () =>
+    differential(
+      proxy,
+      {
+        database: DB,
+        setup: [
+          `DROP DATABASE IF EXISTS ${DB}`,
+          `CREATE DATABASE ${DB}`,
+          `USE ${DB}`,
+          'CREATE TABLE padded (id INT PRIMARY KEY, pad VARCHAR(2000)) ENGINE=InnoDB',
+          'INSERT INTO padded SELECT seq, REPEAT(CHAR(65 + seq % 26), 2000) FROM seq_1_to_400',
+          'RESET QUERY CACHE',
+        ],
+      },
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        // Fill the store: far more distinct 2 KB results than it holds.
+        for (let id = 1; id <= 300; id++) await a.query(PADDED + id);
+        await run.expect({}, 'filled');
+        // A statement never read before misses and is relayed without being stored...
+        await a.query(PADDED + 350);
+        await run.expect(
+          { hits: 0, inserts: 0, admission_unseen: 1, not_cached: 1, admission_declined: 0 },
+          'first miss while full',
+        );
+        // ...its second miss is stored, whichever worker sees it (the doorkeeper is shared)...
+        await b.query(PADDED + 350);
+        await run.expect({ hits: 0, inserts: 1, admission_unseen: 0 }, 'second miss');
+        // ...and served from then on.
+        await a.query(PADDED + 350);
+        await b.query(PADDED + 350);
+        await run.expect({ hits: 2, inserts: 0, admission_unseen: 0 }, 'hits');
+        // RESET QUERY CACHE empties the store: a first miss is stored again.
+        await a.query('RESET QUERY CACHE');
+        await a.query(PADDED + 351);
+        await run.expect({ inserts: 1, admission_unseen: 0 }, 'after RESET QUERY CACHE');
+      },
+    ));
 });

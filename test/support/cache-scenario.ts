@@ -51,6 +51,7 @@ export type CounterName =
   | 'queries_in_cache'
   | 'lowmem_prunes'
   | 'admission_declined'
+  | 'admission_unseen'
   | 'transactions_deferred'
   | 'transactions_in_proxy'
   | 'transaction_conflicts'

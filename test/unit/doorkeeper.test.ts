@@ -30,3 +30,20 @@ describe('doorkeeper', () => {
     assert.ok(seen < 1500, `${seen} false sightings`);
   });
 });
+
+describe('a doorkeeper threads share', () => {
+  test('a sighting in one view counts in every view of the same memory', () => {
+    const shared = Doorkeeper.allocate(1 << 16);
+    const one = new Doorkeeper(1 << 16, 1000, shared);
+    const other = new Doorkeeper(1 << 16, 1000, shared);
+    const hash = hashText('SELECT c FROM sbtest1 WHERE id BETWEEN 5 AND 104');
+    assert.equal(one.seenBefore(hash), false);
+    assert.equal(other.seenBefore(hash), true, 'seen by the other view');
+    other.reset();
+    assert.equal(one.seenBefore(hash), false, 'a reset in one clears them all');
+  });
+
+  test('memory of another size is refused', () => {
+    assert.throws(() => new Doorkeeper(1 << 16, 10, Doorkeeper.allocate(1 << 15)), RangeError);
+  });
+});

@@ -89,7 +89,7 @@ describe('the query cache learns admission from its entries', () => {
     const u = registry.slotOf('db.u');
     const both = Int32Array.of(t, u);
     for (let round = 0; round < -DECLINE_AT; round++) {
-      assert.ok(cache.admits(both));
+      assert.ok(cache.admits(`k${round}`, both));
       assert.ok(cache.store(`k${round}`, Buffer.alloc(16), [], both, registry.sequence(), 0));
       write(registry, t);
       // Half are found stale when looked up again, half are dropped in the background.
@@ -98,7 +98,7 @@ describe('the query cache learns admission from its entries', () => {
     }
     assert.equal(cache.admission.score(t), DECLINE_AT);
     assert.equal(cache.admission.score(u), 0, 'u was not written: not its fault');
-    assert.ok(cache.admits(Int32Array.of(u)));
+    assert.ok(cache.admits('k', Int32Array.of(u)));
     assert.equal(admittedBy(cache, Int32Array.of(t), PROBE_EVERY), 1);
     assert.equal(stats.total(Counter.ADMISSION_DECLINED), PROBE_EVERY - 1);
     assert.equal(stats.total(Counter.NOT_CACHED), PROBE_EVERY - 1);
@@ -109,7 +109,7 @@ describe('the query cache learns admission from its entries', () => {
     const t = registry.slotOf('db.t');
     const slots = Int32Array.of(t);
     for (let round = 0; round < 100; round++) {
-      assert.ok(cache.admits(slots), `round ${round}`);
+      assert.ok(cache.admits('k', slots), `round ${round}`);
       cache.store('k', Buffer.alloc(16), [], slots, registry.sequence(), 0);
       assert.notEqual(cache.lookup('k', null), NO_ENTRY);
       write(registry, t);
@@ -131,8 +131,58 @@ describe('the query cache learns admission from its entries', () => {
   });
 });
 
+describe('a nearly full store admits a miss at its second sighting', () => {
+  // Room for a few dozen 1 KB results, so the test fills it quickly.
+  const BUDGET = 64 << 10;
+  function setUp(): { registry: InvalidationRegistry; stats: CacheStats; cache: QueryCache } {
+    const registry = new InvalidationRegistry(InvalidationRegistry.allocate());
+    const stats = new CacheStats(CacheStats.allocate(1), 0);
+    const cache = new QueryCache(registry, stats, {
+      type: 1,
+      budgetBytes: BUDGET,
+      limitBytes: BUDGET,
+      ttlMs: 0,
+    });
+    return { registry, stats, cache };
+  }
+
+  test('with room, every miss is stored; once nearly full, a key only from its second miss', () => {
+    const { registry, stats, cache } = setUp();
+    const slots = Int32Array.of(registry.slotOf('db.t'));
+    let key = 0;
+    // Filling: every first miss is admitted until the store has no room to spare.
+    while (cache.admits(`fill ${key}`, slots)) {
+      assert.ok(cache.store(`fill ${key}`, Buffer.alloc(1024), [], slots, 0, 1), `stored ${key}`);
+      key++;
+      assert.ok(key < 1000, 'the store never filled');
+    }
+    assert.ok(key > 20, `only ${key} results before the store was nearly full`);
+    assert.equal(stats.total(Counter.ADMISSION_UNSEEN), 1);
+    assert.equal(stats.total(Counter.NOT_CACHED), 1);
+    // The declined key's second miss is stored, and so is any key missed before.
+    assert.ok(cache.admits(`fill ${key}`, slots), 'second sighting');
+    assert.ok(!cache.admits('once', slots));
+    assert.ok(!cache.admits('twice', slots));
+    assert.ok(cache.admits('twice', slots));
+    assert.equal(stats.total(Counter.ADMISSION_UNSEEN), 3);
+    assert.equal(stats.total(Counter.ADMISSION_DECLINED), 0, 'the tables are not to blame');
+    // RESET QUERY CACHE empties the store: first misses are stored again.
+    cache.clear();
+    assert.ok(cache.admits('after reset', slots));
+  });
+
+  test('a table declined for its writes is counted as declined, not unseen', () => {
+    const { registry, stats, cache } = setUp();
+    const t = registry.slotOf('db.t');
+    for (let i = 0; i < 100; i++) cache.admission.wasted(t);
+    assert.equal(admittedBy(cache, Int32Array.of(t), PROBE_EVERY), 1);
+    assert.equal(stats.total(Counter.ADMISSION_DECLINED), PROBE_EVERY - 1);
+    assert.equal(stats.total(Counter.ADMISSION_UNSEEN), 0);
+  });
+});
+
 function admittedBy(cache: QueryCache, slots: Int32Array, misses: number): number {
   let stored = 0;
-  for (let i = 0; i < misses; i++) if (cache.admits(slots)) stored++;
+  for (let i = 0; i < misses; i++) if (cache.admits(`k${i}`, slots)) stored++;
   return stored;
 }

@@ -182,6 +182,22 @@ describe('ResultStore', () => {
     assert.equal(store.evictions, 0, 'a replacement is not an eviction');
   });
 
+  test('nearly full: within 1/16 of the arena, or of the entries the index takes', () => {
+    const big = new ResultStore({ budgetBytes: 1 << 20 });
+    let key = 0;
+    while (!big.nearlyFull) assert.ok(big.set(`big ${key++}`, result(key, 4096)));
+    assert.equal(big.evictions, 0, 'before anything had to go');
+    assert.ok(big.bytesUsed > (15 / 16) * (big.budgetBytes - ResultStore.overheadOf(1 << 20)));
+    // Tiny results run out of index entries long before the arena's bytes.
+    const tiny = new ResultStore({ budgetBytes: 1 << 20 });
+    key = 0;
+    while (!tiny.nearlyFull) assert.ok(tiny.set(`tiny ${key++}`, result(key, 4)));
+    assert.equal(tiny.evictions, 0);
+    assert.ok(tiny.bytesUsed < (1 << 20) / 2, `${tiny.bytesUsed} bytes for ${tiny.size} entries`);
+    tiny.clear();
+    assert.equal(tiny.nearlyFull, false, 'empty again');
+  });
+
   test('CLOCK evicts an unread entry before a read one', () => {
     const store = new ResultStore({ budgetBytes: budgetFor(3) });
     for (const key of ['a', 'b', 'c']) store.set(key, result(1));
