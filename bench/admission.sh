@@ -13,7 +13,9 @@
 # ratio to the Node floor (bench/node-floor.ts, one
 # write of a fixed reply per command, driven by oltp_point_select at the same thread count at the
 # start of each round), and for cache targets the hits, the SELECTs the server ran (its
-# Com_select) and the fills admission declined (Qcache_admission_declined) in that run.
+# Com_select), the fills admission declined for their tables' writes (Qcache_admission_declined)
+# and the first misses not stored while the store was nearly full (Qcache_admission_unseen) in
+# that run.
 #
 # Environment: BACKEND (default 127.0.0.1:3306), THREADS (default 8), TABLE_SIZE (default
 # 200000), CACHE (default 100M), WORKERS (proxy worker threads, default 1), WORKLOADS (default
@@ -116,8 +118,8 @@ echo
 server_pid=${SERVER_PID:-$(pidof mariadbd || pidof mysqld || true)}
 case "$server_pid" in *' '* | '') server_pid= ;; esac
 server_ticks() { if [ -n "$server_pid" ]; then ticks "$server_pid"; else echo 0; fi; }
-echo "| workload | round | target | tps | proxy CPU µs/txn | server CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| workload | round | target | tps | proxy CPU µs/txn | server CPU µs/txn | µs/query | ÷ floor | hits | server SELECTs | hit ratio | declined | unseen |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 step=0
 for workload in $workloads; do
   for round in $(seq 1 "$rounds"); do
@@ -132,11 +134,12 @@ for workload in $workloads; do
     floor_queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
     floor_us=$(awk -v c="$((($(ticks "${pids[floor]}") - ticks0) * tick_us))" -v q="$floor_queries" \
       'BEGIN { printf "%.1f", c / q }')
-    echo "| oltp_point_select | $round | floor | - | - | - | $floor_us | 1.00 | - | - | - | - |"
+    echo "| oltp_point_select | $round | floor | - | - | - | $floor_us | 1.00 | - | - | - | - | - |"
     for target in "$@"; do
       target_port=${ports[$target]}
       hits0=$(status "$target_port" Qcache_hits)
       declined0=$(status "$target_port" Qcache_admission_declined)
+      unseen0=$(status "$target_port" Qcache_admission_unseen)
       selects0=$(status "$port" Com_select)
       ticks0=$(ticks "${pids[$target]}")
       server0=$(server_ticks)
@@ -146,16 +149,17 @@ for workload in $workloads; do
       selects=$(($(status "$port" Com_select) - selects0))
       hits=$(($(status "$target_port" Qcache_hits) - hits0))
       declined=$(($(status "$target_port" Qcache_admission_declined) - declined0))
+      unseen=$(($(status "$target_port" Qcache_admission_unseen) - unseen0))
       tps=$(echo "$out" | awk '/transactions:/ { gsub(/\(/, "", $3); print $3 }')
       txns=$(echo "$out" | awk '/transactions:/ { print $2 }')
       queries=$(echo "$out" | awk '/queries:/ && !/performed/ { print $2 }')
       awk -v w="$workload" -v r="$round" -v t="$target" -v tps="$tps" -v n="$txns" \
-        -v c="$(((ticks1 - ticks0) * tick_us))" -v h="$hits" -v s="$selects" -v d="$declined" \
+        -v c="$(((ticks1 - ticks0) * tick_us))" -v h="$hits" -v s="$selects" -v d="$declined" -v u="$unseen" \
         -v q="$queries" -v f="$floor_us" -v sc="$(((server1 - server0) * tick_us))" \
         -v known="${server_pid:+1}" \
         'BEGIN { server = known ? sprintf("%.0f", sc / n) : "-"
-          printf "| %s | %d | %s | %.1f | %.0f | %s | %.1f | %.2f | %d | %d | %.1f%% | %d |\n",
-          w, r, t, tps, c / n, server, c / q, c / q / f, h, s, 100 * h / (h + s), d }'
+          printf "| %s | %d | %s | %.1f | %.0f | %s | %.1f | %.2f | %d | %d | %.1f%% | %d | %d |\n",
+          w, r, t, tps, c / n, server, c / q, c / q / f, h, s, 100 * h / (h + s), d, u }'
     done
   done
 done
