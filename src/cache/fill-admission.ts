@@ -30,9 +30,9 @@
  * Why per table and not per key (a count-min sketch of key hashes, TinyLFU): what makes a fill
  * worthless here is the write rate of its tables, which a key's frequency does not see (an
  * oltp_read_write key is read again, but after the next write to its table), and a doorkeeper
- * that stores a key only from its second miss costs every key one more miss: on oltp_read_only
- * (sysbench's special distribution, a hot 1% and a long tail of rows read a few times each) that
- * is the tail's hits lost, while the table scores decline nothing there.
+ * that stores a key only from its second miss costs every key one more miss. That is worth it
+ * only once the store is full, when each result stored pushes another out: the query cache then
+ * asks one as well (QueryCache.admits), after these scores.
  *
  * The scores judge the store every worker shares, so they are shared too (one byte per registry
  * slot in a SharedArrayBuffer of their own, not on the registry's words that every hit reads): a
