@@ -27,6 +27,7 @@ const WORDS = [
   'CASE',
   'DELAYED',
   'DELETE',
+  'DUPLICATE',
   'FOR',
   'FROM',
   'GROUP',
@@ -229,7 +230,41 @@ function pointSelect(reader: Reader): PointAccess | null {
   const candidates = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names);
   return candidates === null || candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: false };
+    : { candidates, assigned: [], insert: false, rowPerMatch: rowPerMatch(reader, from) };
+}
+
+/**
+ * Does a point SELECT (`from`: its FROM) return one row per matching row? Not when its select
+ * list calls anything (an aggregate answers a row over no rows: `COUNT(*)` says 0, and HAVING
+ * can turn that around), nor with GROUP BY, HAVING, a WINDOW clause or PROCEDURE. Conservative:
+ * a function of the row's own columns counts as a call too.
+ */
+function rowPerMatch(reader: Reader, from: number): boolean {
+  for (let i = reader.start + 1; i < from; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) return false;
+  }
+  for (let i = from + 1; i < reader.end; i++) {
+    const word = reader.word(i);
+    if (word === W.GROUP || word === W.HAVING || word === W.WINDOW || word === W.PROCEDURE) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Is the statement in tokens [start, end) an INSERT that can only add rows? `INSERT … VALUES`,
+ * `INSERT … SET`, `INSERT … SELECT`, with IGNORE or RETURNING or not, but no ON DUPLICATE KEY
+ * UPDATE (which changes the row a new one collides with; any DUPLICATE word says no). REPLACE
+ * is another kind. Such a statement changes no row that was there before: whatever it adds, a
+ * read that found its row finds it unchanged (the caller checks the table has no trigger).
+ */
+export function addsRowsOnly(tokens: TokenList, start: number, end: number): boolean {
+  if (tokens.uncertainVersionedComment || tokens.error !== null) return false;
+  const reader = new Reader(tokens, start, end);
+  if (reader.word(start) !== W.INSERT) return false;
+  for (let i = start + 1; i < end; i++) if (reader.word(i) === W.DUPLICATE) return false;
+  return true;
 }
 
 /** `UPDATE [LOW_PRIORITY] [IGNORE] t [[AS] alias] SET col = …, … WHERE …` */
@@ -264,7 +299,7 @@ function pointUpdate(reader: Reader): PointAccess | null {
   const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names);
   return candidates === null || candidates.length === 0
     ? null
-    : { candidates, assigned, insert: false };
+    : { candidates, assigned, insert: false, rowPerMatch: false };
 }
 
 /** `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t WHERE …` */
@@ -279,7 +314,7 @@ function pointDelete(reader: Reader): PointAccess | null {
   const candidates = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name]);
   return candidates === null || candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: false };
+    : { candidates, assigned: [], insert: false, rowPerMatch: false };
 }
 
 /**
@@ -334,7 +369,9 @@ function pointInsert(reader: Reader): PointAccess | null {
   // One row, and nothing after it but RETURNING.
   const after = i + 1;
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
-  return candidates.length === 0 ? null : { candidates, assigned: [], insert: true };
+  return candidates.length === 0
+    ? null
+    : { candidates, assigned: [], insert: true, rowPerMatch: false };
 }
 
 /** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */

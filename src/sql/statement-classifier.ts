@@ -12,7 +12,7 @@ import { Kw } from './keywords.ts';
 import { ParseState } from './parse-state.ts';
 import { sweepFunctionCalls } from './query-parser.ts';
 import type { StatementInfo, StatementKind } from './statement-info.ts';
-import { pointAccessOf } from './point-access.ts';
+import { addsRowsOnly, pointAccessOf } from './point-access.ts';
 import { statementFacts } from './statement-facts.ts';
 import { parseStatement, startsReadOnly } from './statement-parser.ts';
 import { addTable } from './table-ref.ts';
@@ -233,6 +233,13 @@ function classifyStatement(
       several || s.failed || s.writesEverything || s.reads.length > 1 || s.writes.length > 1
         ? null
         : pointAccessOf(tokens, start, end, kind),
+    addsRowsOnly:
+      kind === 'insert' &&
+      !several &&
+      !s.failed &&
+      !s.writesEverything &&
+      s.writes.length === 1 &&
+      addsRowsOnly(tokens, start, end),
   };
 }
 
@@ -300,5 +307,6 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     readsFoundRows: statements.some((statement) => statement.readsFoundRows),
     readsWarnings: statements.some((statement) => statement.readsWarnings),
     point: null,
+    addsRowsOnly: false,
   };
 }

@@ -60,6 +60,13 @@ export interface PointAccess {
    * value" (unless sql_mode says NO_AUTO_VALUE_ON_ZERO, which the proxy does not follow here).
    */
   insert: boolean;
+  /**
+   * A SELECT whose result has one row per row of the table it matches (nothing in parentheses
+   * in its select list, so no aggregate or window function; no GROUP BY, HAVING, WINDOW or
+   * PROCEDURE): a result with a row shows the bounded row exists, and no INSERT can change it,
+   * as the point column is the table's primary key. False for every other statement.
+   */
+  rowPerMatch: boolean;
 }
 
 export interface StatementInfo {
@@ -161,6 +168,12 @@ export interface StatementInfo {
    * point-access.ts). The values are this text's: a text of the same shape has its own.
    */
   point: PointAccess | null;
+  /**
+   * An INSERT that can only add rows (not REPLACE, no ON DUPLICATE KEY UPDATE), naming one table
+   * and nothing it cannot tell it writes: it changes no row that was there before
+   * (point-access.ts, addsRowsOnly).
+   */
+  addsRowsOnly: boolean;
 }
 
 /**

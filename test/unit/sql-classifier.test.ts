@@ -2247,6 +2247,47 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(pointOf(sql), null, sql);
     }
   });
+
+  test('a point SELECT returns one row per matching row unless it aggregates or groups', () => {
+    for (const [sql, expected] of [
+      ['SELECT c FROM t WHERE id = 5', true],
+      ['SELECT DISTINCT c, pad FROM t WHERE id = 5 AND k > 3 ORDER BY c LIMIT 1', true],
+      ['SELECT * FROM t AS x WHERE x.id = 5', true],
+      // An aggregate answers one row over no row; HAVING can turn that around.
+      ['SELECT COUNT(*) FROM t WHERE id = 5', false],
+      ['SELECT MAX(c) FROM t WHERE id = 5 HAVING MAX(c) IS NULL', false],
+      ['SELECT c FROM t WHERE id = 5 GROUP BY c', false],
+      ['SELECT c, ROW_NUMBER() OVER w FROM t WHERE id = 5 WINDOW w AS (ORDER BY c)', false],
+      // Any call in the select list counts, aggregate or not.
+      ['SELECT CONCAT(c, pad) FROM t WHERE id = 5', false],
+    ] as const) {
+      assert.equal(classify(sql, DEFAULTS).point?.rowPerMatch, expected, sql);
+    }
+    assert.equal(classify('UPDATE t SET c = 1 WHERE id = 5', DEFAULTS).point?.rowPerMatch, false);
+  });
+});
+
+describe('INSERTs that only add rows', () => {
+  test('INSERT in all its forms, but no ON DUPLICATE KEY UPDATE, REPLACE or untold writes', () => {
+    for (const [sql, expected] of [
+      ["INSERT INTO t (id, v) VALUES (1, 'a'), (2, 'b')", true],
+      ["INSERT INTO t (v) VALUES ('a')", true],
+      ["INSERT IGNORE INTO t SET v = 'a'", true],
+      ['INSERT INTO t (id, v) SELECT id + 10, v FROM u WHERE id < 3', true],
+      ["INSERT LOW_PRIORITY t VALUES (NULL, 'a') RETURNING id", true],
+      ["INSERT INTO t (id, v) VALUES (1, 'a') ON DUPLICATE KEY UPDATE v = 'b'", false],
+      ["REPLACE INTO t (id, v) VALUES (1, 'a')", false],
+      // A column named like the clause's word: taken as the clause (no harm, a table write).
+      ['INSERT INTO t (duplicate) VALUES (1)', false],
+      // A stored function may write anything; two statements; a statement that is no INSERT.
+      ["INSERT INTO t (v) VALUES (f('a'))", false],
+      ["INSERT INTO t (v) VALUES ('a'); INSERT INTO u (w) VALUES (1)", false],
+      ["UPDATE t SET v = 'a' WHERE id = 1", false],
+      ["INSERT INTO t (v) VALUES ('a') /*!999999 , ('b') */", false],
+    ] as const) {
+      assert.equal(classify(sql, DEFAULTS).addsRowsOnly, expected, sql);
+    }
+  });
 });
 
 describe('robustness', () => {
