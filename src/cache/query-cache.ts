@@ -181,6 +181,15 @@ export class QueryCache {
     return this.#store.replyWithStatus(id, bits, mask);
   }
 
+  /** The registry slots a found result depends on, as stored with it (a copy of its own). */
+  slotsOf(id: number): Int32Array {
+    return this.#store.slotsOf(id);
+  }
+
+  slotCountOf(id: number): number {
+    return this.#store.slotCount(id);
+  }
+
   /** Rows of a found result (what FOUND_ROWS() says after it). */
   rowsOf(id: number): number {
     return this.#store.rowsOf(id);

@@ -2,7 +2,9 @@
  * The registry names of a point table's rows (see SchemaCatalog): one per value of its point
  * column, hashed into the registry's slots with every other name, as tables are (two sharing a
  * slot only cost an extra miss), and one for "some row", which every write of a row marks and
- * every read that is not bounded to one row depends on. A NUL byte is in no table's name.
+ * every read that is not bounded to one row depends on, and one for "new rows", which an INSERT
+ * that only adds rows marks (with "some row") and a point read that found no row depends on.
+ * A NUL byte is in no table's name.
  */
 import { NAME_HASH_START, nameHash, nameHashOf } from './invalidation-registry.ts';
 
@@ -14,6 +16,11 @@ export function rowSlotName(table: string, value: string): string {
 /** The name of "some row" of `table`. */
 export function someRowName(table: string): string {
   return `${table}\u0000*`;
+}
+
+/** The name of "new rows" of `table`: rows added where there was none with their key. */
+export function newRowsName(table: string): string {
+  return `${table}\u0000+`;
 }
 
 /** The hash of `table`'s row names up to the value: rowHashOf continues it. */

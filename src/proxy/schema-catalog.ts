@@ -15,7 +15,13 @@
  * retried by itself with backoff: the catalog never stays without metadata because of one error.
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
-import { rowHashOf, rowNameHash, rowSlotName, someRowName } from '../cache/row-slots.ts';
+import {
+  newRowsName,
+  rowHashOf,
+  rowNameHash,
+  rowSlotName,
+  someRowName,
+} from '../cache/row-slots.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
 import type { TemporaryProcedure } from '../cache/table-dependencies.ts';
@@ -287,6 +293,56 @@ export class SchemaCatalog {
       : null;
   }
 
+  /**
+   * What an INSERT that only adds rows (StatementInfo.addsRowsOnly) of `tables` marks: when it
+   * is one base table with a point column, stored in no other and with no trigger, the table's
+   * "some row" and "new rows" slots. Every row it adds is one no row had the key of before, so
+   * it changes no read that found its row; only those that found none (which depend on "new
+   * rows", see newRowsSlotsOf) and every read not bounded to one row. `tableSlot` is what the
+   * writing session's own reads must take as written: it reads the rows it added before they
+   * are committed, whichever they are. Null when the write is a write of the table.
+   */
+  rowsAddedTo(
+    tables: readonly TableRef[],
+    schema: string | null,
+  ): { slots: Int32Array; tableSlot: number } | null {
+    const dependencies = this.#admin === null ? null : this.current;
+    if (dependencies === null || tables.length !== 1) return null;
+    const name = qualify(tables[0]!, schema);
+    if (name === null || dependencies.pointColumnOf(name) === undefined) return null;
+    const bases = dependencies.readsOf(name);
+    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
+    const written = dependencies.writesOf(name);
+    if (
+      written === 'everything' ||
+      written.length !== 1 ||
+      written[0] !== name ||
+      dependencies.hasTriggers(name)
+    ) {
+      return null;
+    }
+    const slots: number[] = [];
+    this.#addSlot(slots, someRowName(name));
+    this.#addSlot(slots, newRowsName(name));
+    return { slots: Int32Array.from(slots), tableSlot: this.#registry.slotOf(name) };
+  }
+
+  /**
+   * The "new rows" slots of `tables`: what a point read's result depends on besides its table
+   * and row when it does not show its row exists (no row found, or an aggregate), since an
+   * INSERT that only adds rows marks no row slot (rowsAddedTo). Null when a name cannot be
+   * qualified.
+   */
+  newRowsSlotsOf(tables: readonly TableRef[], schema: string | null): Int32Array | null {
+    const slots = new Int32Array(tables.length);
+    for (let i = 0; i < tables.length; i++) {
+      const name = qualify(tables[i]!, schema);
+      if (name === null) return null;
+      slots[i] = this.#registry.slotOf(newRowsName(name));
+    }
+    return slots;
+  }
+
   /** The slot of the row of `table` (a point table) whose point column is `value`. */
   rowSlot(table: string, value: string): number {
     return this.#registry.slotOf(rowSlotName(table, value));
@@ -350,23 +406,46 @@ export class SchemaCatalog {
       if (name === null) return EVERYTHING;
       names.push(name);
     }
-    if (tables.length === 1 && point !== null && values !== null && this.#admin !== null) {
-      const row = this.#pointRow(dependencies, tables[0]!, schema, point, values);
-      const written = row === null ? null : dependencies.writesOf(row.table);
-      if (
-        row !== null &&
-        written !== 'everything' &&
-        written!.length === 1 &&
-        written![0] === row.table &&
-        !dependencies.hasTriggers(row.table)
-      ) {
-        const slots: number[] = [];
-        this.#addSlot(slots, someRowName(row.table));
-        this.#addSlot(slots, rowSlotName(row.table, row.value));
-        return Int32Array.from(slots);
-      }
+    return (
+      this.pointWriteSlots(tables, schema, point, values) ?? this.#writeSlotsOf(names, dependencies)
+    );
+  }
+
+  /**
+   * What a point write of `tables` marks, [someRowSlot, its row's slot] (see writeSlots), or null
+   * when it is no point write under this metadata.
+   */
+  pointWriteSlots(
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess | null,
+    values: ReadonlyArray<string | null> | null,
+  ): Int32Array | null {
+    const dependencies = this.current;
+    if (
+      dependencies === null ||
+      tables.length !== 1 ||
+      point === null ||
+      values === null ||
+      this.#admin === null
+    ) {
+      return null;
     }
-    return this.#writeSlotsOf(names, dependencies);
+    const row = this.#pointRow(dependencies, tables[0]!, schema, point, values);
+    if (row === null) return null;
+    const written = dependencies.writesOf(row.table);
+    if (
+      written === 'everything' ||
+      written.length !== 1 ||
+      written[0] !== row.table ||
+      dependencies.hasTriggers(row.table)
+    ) {
+      return null;
+    }
+    const slots: number[] = [];
+    this.#addSlot(slots, someRowName(row.table));
+    this.#addSlot(slots, rowSlotName(row.table, row.value));
+    return Int32Array.from(slots);
   }
 
   /**

@@ -78,6 +78,11 @@ export class MemoEntry {
   writeSchema: string | null = null;
   writeGeneration = -1;
   writeSlots: Int32Array | 'everything' | null = null;
+  /**
+   * Slots the writing session's own reads take as written besides `writeSlots` (an INSERT that
+   * only adds rows: its table's, see SchemaCatalog.rowsAddedTo); null when none.
+   */
+  writeOwnSlots: Int32Array | null = null;
   writeReadsMayWrite = false;
   keySession: string | null = null;
   key = '';
@@ -122,6 +127,7 @@ export class MemoEntry {
     this.writeSchema = other.writeSchema;
     this.writeGeneration = other.writeGeneration;
     this.writeSlots = other.writeSlots;
+    this.writeOwnSlots = other.writeOwnSlots;
     this.writeReadsMayWrite = other.writeReadsMayWrite;
   }
 }

@@ -91,6 +91,9 @@ export interface FillPlan {
   fillSeq: number;
   /** Identical misses of this worker wait for it. */
   flight: Flight;
+  /** The statement, and the schema its names are read in: a point read's result may need more. */
+  info: StatementInfo;
+  schema: string | null;
 }
 
 /** What the router needs to hear about a relayed command when its reply has ended. */
@@ -684,7 +687,16 @@ export class StatementRouter {
     cache.stats.add(Counter.HITS);
     // The transaction keeps what its hits read until the server's snapshot is checked: an
     // execution's row slots are rewritten by the statement's next execution, so it keeps a copy.
-    deferred.served(rowSlots === null ? slots : Int32Array.from(rowSlots), entry.info.reads);
+    // A point read that found no row was stored with more slots than it was looked up with
+    // (#storedSlots): then those.
+    deferred.served(
+      cache.slotCountOf(id) !== slots.length
+        ? cache.slotsOf(id)
+        : rowSlots === null
+          ? slots
+          : Int32Array.from(rowSlots),
+      entry.info.reads,
+    );
     this.#lastHit = this.#foundRowsDebt = cache.rowsOf(id);
     if (this.#serverMayHoldWarnings) this.#warningsDebt = true;
     const answer = this.#answerRoute;
@@ -1416,7 +1428,30 @@ export class StatementRouter {
       bytes.writeUInt16LE(bytes.readUInt16LE(offset) & ~ONE_TIME_STATUS_BITS, offset);
     }
     const rows = countRows(bytes, this.#deprecateEof);
-    this.#cache.store(fill.key, bytes, offsets, fill.slots, fill.fillSeq, rows);
+    const slots = this.#storedSlots(fill, rows);
+    if (slots === null) {
+      stats.bypass(Bypass.UNKNOWN_TABLE);
+      stats.add(Counter.NOT_CACHED);
+      return;
+    }
+    this.#cache.store(fill.key, bytes, offsets, slots, fill.fillSeq, rows);
+  }
+
+  /**
+   * What a result read with `fill` depends on, given its `rows`: a point read depends on its
+   * table and its row, and also on the table's "new rows" unless its result shows the row
+   * exists (a row, and one row per matching row): an INSERT that only adds rows marks no row
+   * (SchemaCatalog.rowsAddedTo), and may add the row a read found missing, or change what an
+   * aggregate over no row says. Null when the names cannot be read now.
+   */
+  #storedSlots(fill: FillPlan, rows: number): Int32Array | null {
+    const info = fill.info;
+    const point = info.point;
+    if (point === null || info.kind !== 'select' || (rows > 0 && point.rowPerMatch)) {
+      return fill.slots;
+    }
+    const newRows = this.#worker.catalog.newRowsSlotsOf(info.reads, fill.schema);
+    return newRows === null ? null : concatSlots(fill.slots, newRows);
   }
 
   // --- COM_QUERY ------------------------------------------------------------------------------
@@ -1828,7 +1863,14 @@ export class StatementRouter {
     // An execution's row slots are rewritten by the statement's next execution: a result keeps
     // its own (the store copies them when the reply is in, but nothing else need keep them).
     const kept = rowSlots === null ? slots : Int32Array.from(rowSlots);
-    route.plan!.fill = { key, slots: kept, fillSeq, flight: flights.start(key, now) };
+    route.plan!.fill = {
+      key,
+      slots: kept,
+      fillSeq,
+      flight: flights.start(key, now),
+      info,
+      schema,
+    };
     return route;
   }
 
@@ -2163,21 +2205,24 @@ export class StatementRouter {
       }
       return schemaChange ? { slots: null, everything: false, schemaChange, leavesPrograms } : null;
     }
+    const facts =
+      writes === info.writes && rowSlots === null ? this.#writeFacts(entry, schema) : null;
     const slots =
-      writes === info.writes
-        ? (rowSlots ?? this.#writeFacts(entry, schema).writeSlots!)
-        : this.#worker.catalog.writeSlots(writes, schema);
+      facts !== null
+        ? facts.writeSlots!
+        : writes === info.writes
+          ? rowSlots!
+          : this.#worker.catalog.writeSlots(writes, schema);
     if (slots === EVERYTHING)
       return { slots: null, everything: true, schemaChange, leavesPrograms };
-    if (functionsWrite) {
-      return {
-        slots: concatSlots(slots, functionSlots!),
-        everything: false,
-        schemaChange,
-        leavesPrograms,
-      };
-    }
-    return { slots, everything: false, schemaChange, leavesPrograms };
+    const marks: WriteMarks = {
+      slots: functionsWrite ? concatSlots(slots, functionSlots!) : slots,
+      everything: false,
+      schemaChange,
+      leavesPrograms,
+    };
+    if (facts !== null && facts.writeOwnSlots !== null) marks.ownSlots = facts.writeOwnSlots;
+    return marks;
   }
 
   /**
@@ -2258,6 +2303,20 @@ export class StatementRouter {
       entry.info.point,
       entry.pointValues,
     );
+    entry.writeOwnSlots = null;
+    // Rows added to a point table: its "some row" and "new rows", and the table for the writing
+    // session's own reads; unless the write is bounded to its one row already.
+    if (
+      entry.info.addsRowsOnly &&
+      catalog.pointWriteSlots(entry.info.writes, schema, entry.info.point, entry.pointValues) ===
+        null
+    ) {
+      const added = catalog.rowsAddedTo(entry.info.writes, schema);
+      if (added !== null) {
+        entry.writeSlots = added.slots;
+        entry.writeOwnSlots = Int32Array.of(added.tableSlot);
+      }
+    }
     entry.writeReadsMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
     entry.writeGeneration = generation;
     entry.writeSchema = schema;

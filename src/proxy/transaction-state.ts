@@ -43,6 +43,13 @@ export interface WriteMarks {
    * or by hand: the schema catalogs pause before reading them again.
    */
   programTables?: boolean;
+  /**
+   * Slots this session's own reads take as written, which the registry is not told of: an
+   * INSERT that only adds rows marks its table's "some row" for everyone, but the session that
+   * wrote reads the rows it added before they are committed, whichever rows they are, so none
+   * of its reads of the table is served or stored until they are.
+   */
+  ownSlots?: Int32Array;
 }
 
 /** Status bits a cached reply must carry as the session's, not as they were when it was stored. */
@@ -64,6 +71,10 @@ export class TransactionState {
   isolationOverride = false;
   readonly #held = new Set<number>();
   #heldEverything = false;
+  /** Own slots (WriteMarks.ownSlots) of writes sent and not answered yet, each with a count. */
+  readonly #ownSent = new Map<number, number>();
+  /** Own slots of this transaction's answered writes, until it ends. */
+  readonly #ownHeld = new Set<number>();
   /** This session wrote the program tables: counted in the registry until it closes. */
   #wroteProgramTables = false;
 
@@ -82,8 +93,13 @@ export class TransactionState {
   /** Did this transaction write any of `slots` (or something it could not name)? */
   wrote(slots: Int32Array): boolean {
     if (this.#heldEverything) return true;
-    if (this.#held.size === 0) return false;
-    for (let i = 0; i < slots.length; i++) if (this.#held.has(slots[i]!)) return true;
+    if (this.#held.size === 0 && this.#ownSent.size === 0 && this.#ownHeld.size === 0) {
+      return false;
+    }
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (this.#held.has(slot) || this.#ownHeld.has(slot) || this.#ownSent.has(slot)) return true;
+    }
     return false;
   }
 
@@ -92,6 +108,10 @@ export class TransactionState {
     if (marks.schemaChange) this.#registry.beginSchemaChange();
     if (marks.everything) this.#registry.beginWriteEverything();
     else if (marks.slots !== null) for (const slot of marks.slots) this.#registry.beginWrite(slot);
+    const own = marks.ownSlots;
+    if (own !== undefined) {
+      for (const slot of own) this.#ownSent.set(slot, (this.#ownSent.get(slot) ?? 0) + 1);
+    }
   }
 
   /**
@@ -119,6 +139,7 @@ export class TransactionState {
     if (marks !== null) {
       if (nowIn && marks.untilReply !== true) this.#hold(marks);
       else this.#release(marks);
+      if (marks.ownSlots !== undefined) this.#answered(marks.ownSlots, nowIn);
       if (marks.schemaChange) this.#endSchemaChange(marks);
     }
     if (!nowIn) {
@@ -141,7 +162,18 @@ export class TransactionState {
   /** Marks of a statement whose reply will never come (connection lost). */
   abandon(marks: WriteMarks): void {
     this.#release(marks);
+    if (marks.ownSlots !== undefined) this.#answered(marks.ownSlots, false);
     if (marks.schemaChange) this.#endSchemaChange(marks);
+  }
+
+  /** A write with own slots `own` was answered (or never will be): held while `inTransaction`. */
+  #answered(own: Int32Array, inTransaction: boolean): void {
+    for (const slot of own) {
+      const sent = (this.#ownSent.get(slot) ?? 1) - 1;
+      if (sent > 0) this.#ownSent.set(slot, sent);
+      else this.#ownSent.delete(slot);
+      if (inTransaction) this.#ownHeld.add(slot);
+    }
   }
 
   #endSchemaChange(marks: WriteMarks): void {
@@ -178,6 +210,7 @@ export class TransactionState {
   #releaseHeld(): void {
     for (const slot of this.#held) this.#registry.endWrite(slot);
     this.#held.clear();
+    this.#ownHeld.clear();
     if (this.#heldEverything) {
       this.#heldEverything = false;
       this.#registry.endWriteEverything();

@@ -468,6 +468,45 @@ describe('transactions begun by the proxy', () => {
     }
   });
 
+  test('rows added before the server’s snapshot: ER_CHECKREAD for a hit that found none, not for one that found its row', async () => {
+    await runStatements(proxy.host, proxy.port, TABLES);
+    await proxy.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    const a = await proxy.connect(0, login);
+    const b = await proxy.connect(1, login);
+    const ROW_1 = 'SELECT v FROM t WHERE id = 1';
+    const ROW_7 = 'SELECT v FROM t WHERE id = 7';
+    try {
+      for (const sql of [ROW_1, ROW_7, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
+      const before = await proxy.counters();
+
+      // The hit said row 7 is not there; an INSERT then adds it (and marks no row of t).
+      await rowsThrough(a, 'BEGIN');
+      assert.deepEqual(await rowsThrough(a, ROW_7), []);
+      await rowsThrough(b, "INSERT INTO t (id, v) VALUES (7, 'seven'), (8, 'eight')");
+      const error = replyError(await a.query('SELECT COUNT(*) FROM u'));
+      assert.equal(error?.errno, 1020, 'ER_CHECKREAD');
+      assert.equal(error?.message, "Record has changed since last read in table 't'");
+      assert.deepEqual(await rowsThrough(a, ROW_7), [['seven']]);
+
+      // The hit found row 1, which no INSERT can change: the transaction goes on.
+      await rowsThrough(a, 'BEGIN');
+      assert.deepEqual(await rowsThrough(a, ROW_1), [['one']]);
+      await rowsThrough(b, "INSERT INTO t (v, id) VALUES ('nine', 9)");
+      assert.deepEqual(await rowsThrough(a, 'SELECT COUNT(*) FROM u'), [['2']]);
+      assert.deepEqual(await rowsThrough(a, 'SELECT v FROM t WHERE id = 9'), [['nine']]);
+      await rowsThrough(a, 'COMMIT');
+
+      const counters = await proxy.counters();
+      const moved = (name: string): number => counters.get(name)! - before.get(name)!;
+      assert.equal(moved('transaction_conflicts'), 1);
+      assert.equal(moved('transactions_deferred'), 2);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   test('under concurrent transfers, every transaction a reader sees adds up', async () => {
     const ACCOUNTS = 8;
     const TOTAL = ACCOUNTS * 100;

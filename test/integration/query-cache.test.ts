@@ -2929,6 +2929,87 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('INSERTs that only add rows leave the point reads that found their row served', () =>
+    scenario(
+      [
+        ...KV,
+        'CREATE VIEW v_t AS SELECT id, v FROM t',
+        'CREATE TABLE counted (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO counted VALUES (1, 'one'), (2, 'two')",
+        ...NO_POINT_WRITES,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const found = [
+          'SELECT v FROM t WHERE id = 1',
+          'SELECT v FROM t WHERE id = 2',
+          'SELECT v FROM counted WHERE id = 1',
+        ];
+        // Reads that found no row, or an aggregate's row over none, and reads of many rows.
+        const notFound = [
+          'SELECT v FROM t WHERE id = 6',
+          'SELECT v FROM t WHERE id = 7',
+          'SELECT COUNT(*) FROM t WHERE id = 8',
+          'SELECT v FROM counted WHERE id = 3',
+          'SELECT * FROM v_t WHERE id = 11',
+        ];
+        const others = [READ_T, 'SELECT COUNT(*) FROM counted'];
+        const all = [...found, ...notFound, ...others];
+        for (const sql of all) await b.query(sql);
+        for (const sql of all) await b.query(sql);
+        await run.expect({ hits: all.length }, 'all cached');
+        // Several rows with their keys, a row whose key AUTO_INCREMENT gives: none was there,
+        // so none changes a row a read found.
+        await a.query("INSERT INTO t (id, v) VALUES (6, 'six'), (8, 'eight'), (11, 'eleven')");
+        await a.query("INSERT INTO counted (v) VALUES ('three')");
+        for (const sql of all) await b.query(sql);
+        await run.expect(
+          { hits: found.length, inserts: notFound.length + others.length },
+          'the rows found are served; the others read again',
+        );
+        // A prepared INSERT binding no key (NULL: the next AUTO_INCREMENT value).
+        const COUNTED = 'SELECT v FROM counted WHERE id = ?';
+        await b.execute(COUNTED, [2]);
+        await b.execute(COUNTED, [4]);
+        await a.execute('INSERT INTO counted (id, v) VALUES (?, ?)', [null, 'four']);
+        await b.execute(COUNTED, [2]);
+        await b.execute(COUNTED, [4]);
+        await run.expect({ hits: 1 }, 'the prepared read of row 2 served after it');
+        // Through a view: a write of the table.
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await a.query("INSERT INTO v_t (id, v) VALUES (12, 'twelve')");
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await run.expect({ hits: 1 }, 'row 1 read again after the write through the view');
+        // A table with a trigger (which may write any row it likes): a write of the table.
+        await b.query('SELECT v FROM lifted WHERE id = 101');
+        await a.query("INSERT INTO lifted (id, v) VALUES (1, 'lifted'), (2, 'too')");
+        await b.query('SELECT v FROM lifted WHERE id = 101');
+        // The writer's transaction reads the rows it added, whichever they are, before anyone
+        // else: none of its reads of the table is served or stored until it ends.
+        await b.query('SELECT v FROM t WHERE id = 3');
+        await a.query('BEGIN');
+        await a.query('SELECT v FROM t WHERE id = 3');
+        await a.query("INSERT INTO t (v, id) VALUES ('nine', 9), ('ten', 10)");
+        await a.query('SELECT v FROM t WHERE id = 9');
+        await a.query('SELECT v FROM t WHERE id = 9');
+        await a.query('SELECT v FROM t WHERE id = 3');
+        await run.expect({ bypass_own_writes: 3 }, 'A reads t from the server after its INSERT');
+        // Another session: row 3 served; the missing row 9 read, but not stored while rows may
+        // be being added.
+        await b.query('SELECT v FROM t WHERE id = 9');
+        await b.query('SELECT v FROM t WHERE id = 3');
+        await run.expect(
+          { hits: 1, stale_fills_refused: 1, bypass_own_writes: 0 },
+          'B while the INSERT is uncommitted',
+        );
+        await a.query('ROLLBACK');
+        await b.query('SELECT v FROM t WHERE id = 9');
+        await a.query('SELECT v FROM t WHERE id = 9');
+        await a.query('SELECT v FROM t WHERE id = 3');
+      },
+    ));
+
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -197,6 +197,44 @@ describe('transaction state: explicit transactions', () => {
   });
 });
 
+describe('transaction state: own slots (rows added, which only the writer reads before commit)', () => {
+  const adds = (s: Setup): WriteMarks => ({ ...writes(s.u), ownSlots: Int32Array.of(s.t) });
+
+  test('outside a transaction: written for its own reads while sent, and no more once answered', () => {
+    const s = setup();
+    const marks = adds(s);
+    s.txn.begin(marks);
+    assert.equal(s.registry.inFlight(s.t), 0, 'the registry is not told');
+    assert.ok(s.txn.wrote(Int32Array.of(s.t)), 'a read sent after it sees its rows');
+    s.txn.onReply(AUTOCOMMIT, 0, marks, false, false, 'REPEATABLE-READ');
+    assert.equal(s.txn.wrote(Int32Array.of(s.t)), false, 'committed: anyone may read them');
+  });
+
+  test('in a transaction: held until it ends, counted across several writes sent at once', () => {
+    const s = setup();
+    run(s, IN_TRANS);
+    const first = adds(s);
+    const second = adds(s);
+    s.txn.begin(first);
+    s.txn.begin(second);
+    s.txn.onReply(IN_TRANS, 0, first, false, false, 'REPEATABLE-READ');
+    assert.ok(s.txn.wrote(Int32Array.of(s.t)));
+    s.txn.onReply(IN_TRANS, 0, second, false, false, 'REPEATABLE-READ');
+    run(s, IN_TRANS);
+    assert.ok(s.txn.wrote(Int32Array.of(s.u, s.t)), 'still in the transaction');
+    run(s, AUTOCOMMIT);
+    assert.equal(s.txn.wrote(Int32Array.of(s.t)), false, 'ended');
+  });
+
+  test('a write whose reply never comes lets go of its own slots', () => {
+    const s = setup();
+    const marks = adds(s);
+    s.txn.begin(marks);
+    s.txn.abandon(marks);
+    assert.equal(s.txn.wrote(Int32Array.of(s.t)), false);
+  });
+});
+
 describe('transaction state: writes of the program tables', () => {
   const programTables = (): WriteMarks => ({
     slots: null,
