@@ -387,10 +387,38 @@ export class SchemaCatalog {
   }
 
   /**
+   * The rows a point write is bounded to, as #pointRow asks, but every value the point column's
+   * candidates give: the rows written are among them (an IN list's values are each a candidate,
+   * point-access.ts). Null when one of them is no row's (out of the column's range, or 0 into
+   * AUTO_INCREMENT), or none is given.
+   */
+  #pointRows(
+    dependencies: TableDependencies,
+    table: TableRef,
+    schema: string | null,
+    point: PointAccess,
+    values: ReadonlyArray<string | null>,
+  ): { table: string; values: string[] } | null {
+    const first = this.#pointRow(dependencies, table, schema, point, values);
+    if (first === null) return null;
+    const column = dependencies.pointColumnOf(first.table)!;
+    const rows: string[] = [];
+    const candidates = point.candidates;
+    for (let i = 0; i < candidates.length; i++) {
+      const value = values[i];
+      if (candidates[i]!.column !== column.column || value === null || value === undefined)
+        continue;
+      if (Number(value) > column.max || (point.insert && value === '0')) return null;
+      rows.push(value);
+    }
+    return { table: first.table, values: rows };
+  }
+
+  /**
    * The slots a write of `tables` invalidates, or EVERYTHING. A point write (one table with a
-   * point column, bounded to one value of it, assigning no new one, with no trigger, no cascade
-   * and no other table its rows are stored in) invalidates that value's row slot and the table's
-   * "some row" slot only: the reads of other rows stay good.
+   * point column, bounded to one value of it or a few (an IN list), assigning no new one, with no
+   * trigger, no cascade and no other table its rows are stored in) invalidates those values' row
+   * slots and the table's "some row" slot only: the reads of other rows stay good.
    */
   writeSlots(
     tables: readonly TableRef[],
@@ -412,8 +440,8 @@ export class SchemaCatalog {
   }
 
   /**
-   * What a point write of `tables` marks, [someRowSlot, its row's slot] (see writeSlots), or null
-   * when it is no point write under this metadata.
+   * What a point write of `tables` marks, [someRowSlot, its rows' slots] (see writeSlots), or
+   * null when it is no point write under this metadata.
    */
   pointWriteSlots(
     tables: readonly TableRef[],
@@ -431,20 +459,20 @@ export class SchemaCatalog {
     ) {
       return null;
     }
-    const row = this.#pointRow(dependencies, tables[0]!, schema, point, values);
-    if (row === null) return null;
-    const written = dependencies.writesOf(row.table);
+    const rows = this.#pointRows(dependencies, tables[0]!, schema, point, values);
+    if (rows === null) return null;
+    const written = dependencies.writesOf(rows.table);
     if (
       written === 'everything' ||
       written.length !== 1 ||
-      written[0] !== row.table ||
-      dependencies.hasTriggers(row.table)
+      written[0] !== rows.table ||
+      dependencies.hasTriggers(rows.table)
     ) {
       return null;
     }
     const slots: number[] = [];
-    this.#addSlot(slots, someRowName(row.table));
-    this.#addSlot(slots, rowSlotName(row.table, row.value));
+    this.#addSlot(slots, someRowName(rows.table));
+    for (const value of rows.values) this.#addSlot(slots, rowSlotName(rows.table, value));
     return Int32Array.from(slots);
   }
 

@@ -34,6 +34,7 @@ const WORDS = [
   'HAVING',
   'HIGH_PRIORITY',
   'IGNORE',
+  'IN',
   'INSERT',
   'INTO',
   'LIMIT',
@@ -296,7 +297,7 @@ function pointUpdate(reader: Reader): PointAccess | null {
     }
     at = i + 1;
   }
-  const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names);
+  const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
   return candidates === null || candidates.length === 0
     ? null
     : { candidates, assigned, insert: false, rowPerMatch: false };
@@ -311,7 +312,13 @@ function pointDelete(reader: Reader): PointAccess | null {
   if (reader.word(i) !== W.FROM) return null;
   const target = reader.tableAt(i + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
-  const candidates = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name]);
+  const candidates = whereCandidates(
+    reader,
+    target.next + 1,
+    WRITE_CLAUSE_ENDS,
+    [target.name],
+    true,
+  );
   return candidates === null || candidates.length === 0
     ? null
     : { candidates, assigned: [], insert: false, rowPerMatch: false };
@@ -411,13 +418,19 @@ function columnAt(
 
 /**
  * The `col = <integer>` conjuncts of the WHERE clause from `from` to its end (a word of `ends` at
- * depth 0, or the statement's end); null when the clause is not a plain conjunction.
+ * depth 0, or the statement's end); null when the clause is not a plain conjunction. With
+ * `inLists` (a write's WHERE), a conjunct `col IN (<integer>, …)` of literals only gives each of
+ * its values as a candidate: the rows written are then among the union of the point column's
+ * candidates' values (a superset of what a conjunction of `=` bounds them to as well), which is
+ * what a write marks (SchemaCatalog.pointWriteSlots). A read takes one candidate's row, so its
+ * WHERE gives no IN list.
  */
 function whereCandidates(
   reader: Reader,
   from: number,
   ends: ReadonlySet<number>,
   names: readonly string[],
+  inLists = false,
 ): PointCandidate[] | null {
   let to = reader.end;
   let depth = 0;
@@ -461,8 +474,39 @@ function whereCandidates(
     if (column !== null && reader.isOperator(column.next, EQUALS) && column.next + 2 === i) {
       const candidate = reader.candidate(column.name, column.next + 1);
       if (candidate !== null) candidates.push(candidate);
+    } else if (column !== null && inLists && reader.word(column.next) === W.IN) {
+      const list = inListCandidates(reader, column.name, column.next + 1, i);
+      if (list !== null) candidates.push(...list);
     }
     conjunct = i + 1;
   }
   return candidates;
+}
+
+/** Values an IN list bounds a write to at most: more are taken as a write of the table. */
+const MAX_IN_LIST = 256;
+
+/**
+ * `(<integer>, …)` from `open` to just before `end`, every value a plain integer literal (no
+ * placeholder: an execution's row is one parameter's), as candidates of `column`; null otherwise.
+ */
+function inListCandidates(
+  reader: Reader,
+  column: string,
+  open: number,
+  end: number,
+): PointCandidate[] | null {
+  if (!reader.isOperator(open, LEFT_PARENTHESIS) || !reader.isOperator(end - 1, RIGHT_PARENTHESIS))
+    return null;
+  const candidates: PointCandidate[] = [];
+  for (let i = open + 1; i < end - 1; i += 2) {
+    if (reader.integer(i) === null) return null;
+    const candidate = reader.candidate(column, i);
+    if (candidate === null) return null;
+    candidates.push(candidate);
+    if (candidates.length > MAX_IN_LIST) return null;
+    if (i + 1 === end - 1) return candidates;
+    if (!reader.isOperator(i + 1, COMMA)) return null;
+  }
+  return null;
 }

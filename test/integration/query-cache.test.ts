@@ -2929,6 +2929,34 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a write bounded by an IN list of its keys marks those rows only', () =>
+    scenario([...KV], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      const all = [1, 2, 3, 4, 5].map((id) => `SELECT v FROM t WHERE id = ${id}`);
+      all.push(READ_T);
+      const readAll = async (): Promise<void> => {
+        for (const sql of all) await b.query(sql);
+      };
+      await readAll();
+      await readAll();
+      await run.expect({ hits: 6 }, 'all cached');
+      await a.query("UPDATE t SET v = 'x' WHERE id IN (1, 3)");
+      await readAll();
+      await run.expect({ hits: 3, invalidations: 1 }, 'rows 2, 4 and 5 served');
+      await a.query('DELETE FROM t WHERE id IN (2, 9) AND v > 0');
+      await readAll();
+      await run.expect({ hits: 4 }, 'rows 1, 3, 4 and 5 served');
+      // Prepared, its other condition a parameter: the literals bound it.
+      await a.execute('UPDATE t SET v = ? WHERE id IN (4, 5)', ['y']);
+      await readAll();
+      await run.expect({ hits: 3 }, 'rows 1, 2 and 3 served');
+      // A value no row of an INT column can have: a write of the table.
+      await a.query("UPDATE t SET v = 'z' WHERE id IN (1, 99999999999)");
+      await readAll();
+      await run.expect({ hits: 0 }, 'every read of t again');
+    }));
+
   test('INSERTs that only add rows leave the point reads that found their row served', () =>
     scenario(
       [

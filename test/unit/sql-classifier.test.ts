@@ -2248,6 +2248,48 @@ describe('point access: the rows a statement is bounded to by one column’s val
     }
   });
 
+  test('a write bounded by `column IN (integer, …)`: each value a candidate; a read, none', () => {
+    for (const [sql, expected] of [
+      [
+        'DELETE FROM t WHERE id IN (1, 2, 03)',
+        [
+          [
+            ['id', '1'],
+            ['id', '2'],
+            ['id', '3'],
+          ],
+          [],
+        ],
+      ],
+      [
+        'UPDATE t SET c = 1 WHERE k = 5 AND t.id IN (7)',
+        [
+          [
+            ['k', '5'],
+            ['id', '7'],
+          ],
+          ['c'],
+        ],
+      ],
+    ] as const) {
+      assert.deepEqual(pointOf(sql), expected, sql);
+    }
+    for (const sql of [
+      // A read's row is one candidate's: its IN list bounds it to no one value.
+      'SELECT c FROM t WHERE id IN (1, 2)',
+      // A placeholder (an execution's row is one parameter's), an expression, NOT IN, a list
+      // cut short or not closed where the conjunct ends.
+      'DELETE FROM t WHERE id IN (1, ?)',
+      'DELETE FROM t WHERE id IN (1, 2 + 1)',
+      'DELETE FROM t WHERE id NOT IN (1, 2)',
+      'DELETE FROM t WHERE id IN (1, )',
+      'DELETE FROM t WHERE id IN (1, 2) + 0',
+      `DELETE FROM t WHERE id IN (${Array.from({ length: 300 }, (_, i) => i + 1).join(', ')})`,
+    ]) {
+      assert.equal(pointOf(sql), null, sql);
+    }
+  });
+
   test('a point SELECT returns one row per matching row unless it aggregates or groups', () => {
     for (const [sql, expected] of [
       ['SELECT c FROM t WHERE id = 5', true],
