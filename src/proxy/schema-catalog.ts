@@ -84,8 +84,13 @@ export interface PointRead {
   someRowSlot: number;
   /** The largest value of the point column's type. */
   max: number;
-  /** Which of the statement's point candidates is the point column. */
+  /** Which of the statement's point candidates is the point column (the first). */
   candidate: number;
+  /**
+   * Every candidate of the point column, `candidate` first: the rows read or written are among
+   * their values (more than one with an IN list, or `=` twice).
+   */
+  candidates: readonly number[];
   /** rowNameHash of the table (see rowSlotOfInteger). */
   rowHash: number;
 }
@@ -199,11 +204,11 @@ export class SchemaCatalog {
     const dependencies = this.current;
     if (dependencies === null) return null;
     const slots: number[] = [];
-    // A point read (one base table, bounded to one value of its point column) depends on that
-    // value's rows: its row slot, not the table's "some row" slot.
-    const row =
+    // A point read (one base table, bounded to one value of its point column, or a few) depends
+    // on those values' rows: their row slots, not the table's "some row" slot.
+    const rows =
       tables.length === 1 && point !== null && values !== null
-        ? this.#pointRow(dependencies, tables[0]!, schema, point, values)
+        ? this.#pointRows(dependencies, tables[0]!, schema, point, values)
         : null;
     for (const table of tables) {
       const name = qualify(table, schema);
@@ -229,11 +234,11 @@ export class SchemaCatalog {
       for (const base of bases) {
         this.#addSlot(slots, base);
         // Any other read of a table with a point column is made stale by a write to any row.
-        if (dependencies.pointColumnOf(base) !== undefined) {
-          this.#addSlot(
-            slots,
-            base === row?.table ? rowSlotName(base, row.value) : someRowName(base),
-          );
+        if (dependencies.pointColumnOf(base) === undefined) continue;
+        if (base === rows?.table) {
+          for (const value of rows.values) this.#addSlot(slots, rowSlotName(base, value));
+        } else {
+          this.#addSlot(slots, someRowName(base));
         }
       }
     }
@@ -259,14 +264,18 @@ export class SchemaCatalog {
     if (column === undefined || point.assigned.includes(column.column)) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    const candidate = point.candidates.findIndex((each) => each.column === column.column);
-    if (candidate < 0) return null;
+    const candidates: number[] = [];
+    point.candidates.forEach((each, index) => {
+      if (each.column === column.column) candidates.push(index);
+    });
+    if (candidates.length === 0) return null;
     return {
       table: name,
       tableSlot: this.#registry.slotOf(name),
       someRowSlot: this.#registry.slotOf(someRowName(name)),
       max: column.max,
-      candidate,
+      candidate: candidates[0]!,
+      candidates,
       rowHash: rowNameHash(name),
     };
   }

@@ -45,7 +45,7 @@ import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { OwedCommits } from './owed-commits.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
-import type { SchemaCatalog } from './schema-catalog.ts';
+import type { PointRead, SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type {
@@ -1447,7 +1447,12 @@ export class StatementRouter {
   #storedSlots(fill: FillPlan, rows: number): Int32Array | null {
     const info = fill.info;
     const point = info.point;
-    if (point === null || info.kind !== 'select' || (rows > 0 && point.rowPerMatch)) {
+    // Of several rows (an IN list), which were found is not told: never taken as found.
+    if (
+      point === null ||
+      info.kind !== 'select' ||
+      (rows > 0 && point.rowPerMatch && !point.inList)
+    ) {
       return fill.slots;
     }
     const newRows = this.#worker.catalog.newRowsSlotsOf(info.reads, fill.schema);
@@ -2029,7 +2034,7 @@ export class StatementRouter {
     const read = shape.read;
     if (read === null) {
       entry.readSlots = shape.sharedSlots;
-    } else {
+    } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
       entry.readSlots = Int32Array.of(
         read.tableSlot,
@@ -2037,12 +2042,33 @@ export class StatementRouter {
           ? catalog.rowSlot(read.table, value)
           : read.someRowSlot,
       );
+    } else {
+      entry.readSlots = this.#rowsReadSlots(read, entry.pointValues);
     }
     entry.readMayWrite = shape.readMayWrite;
     entry.establishesSnapshot = shape.establishesSnapshot;
     entry.readGeneration = generation;
     entry.readSchema = schema;
     return true;
+  }
+
+  /**
+   * The slots of a read bounded to several values of its point column (an IN list): the table
+   * and each value's row, as readSlots gives them; the table and "some row" when one of them is
+   * no row's.
+   */
+  #rowsReadSlots(read: PointRead, values: ReadonlyArray<string | null> | null): Int32Array {
+    const catalog = this.#worker.catalog;
+    const slots = new Int32Array(1 + read.candidates.length);
+    slots[0] = read.tableSlot;
+    for (let i = 0; i < read.candidates.length; i++) {
+      const value = values?.[read.candidates[i]!] ?? null;
+      if (value === null || Number(value) > read.max) {
+        return Int32Array.of(read.tableSlot, read.someRowSlot);
+      }
+      slots[1 + i] = catalog.rowSlot(read.table, value);
+    }
+    return slots;
   }
 
   #establishesSnapshot(reads: readonly TableRef[], schema: string | null): boolean {

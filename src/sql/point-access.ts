@@ -228,10 +228,16 @@ function pointSelect(reader: Reader): PointAccess | null {
   if (from < 0) return null;
   const target = tableAndAlias(reader, from + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
-  const candidates = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names);
-  return candidates === null || candidates.length === 0
+  const where = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names, true);
+  return where === null || where.candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: false, rowPerMatch: rowPerMatch(reader, from) };
+    : {
+        candidates: where.candidates,
+        assigned: [],
+        insert: false,
+        rowPerMatch: rowPerMatch(reader, from),
+        inList: where.inList,
+      };
 }
 
 /**
@@ -297,10 +303,16 @@ function pointUpdate(reader: Reader): PointAccess | null {
     }
     at = i + 1;
   }
-  const candidates = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
-  return candidates === null || candidates.length === 0
+  const bound = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
+  return bound === null || bound.candidates.length === 0
     ? null
-    : { candidates, assigned, insert: false, rowPerMatch: false };
+    : {
+        candidates: bound.candidates,
+        assigned,
+        insert: false,
+        rowPerMatch: false,
+        inList: bound.inList,
+      };
 }
 
 /** `DELETE [LOW_PRIORITY] [QUICK] [IGNORE] FROM t WHERE …` */
@@ -312,16 +324,16 @@ function pointDelete(reader: Reader): PointAccess | null {
   if (reader.word(i) !== W.FROM) return null;
   const target = reader.tableAt(i + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
-  const candidates = whereCandidates(
-    reader,
-    target.next + 1,
-    WRITE_CLAUSE_ENDS,
-    [target.name],
-    true,
-  );
-  return candidates === null || candidates.length === 0
+  const where = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name], true);
+  return where === null || where.candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: false, rowPerMatch: false };
+    : {
+        candidates: where.candidates,
+        assigned: [],
+        insert: false,
+        rowPerMatch: false,
+        inList: where.inList,
+      };
 }
 
 /**
@@ -378,7 +390,7 @@ function pointInsert(reader: Reader): PointAccess | null {
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
   return candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: true, rowPerMatch: false };
+    : { candidates, assigned: [], insert: true, rowPerMatch: false, inList: false };
 }
 
 /** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */
@@ -418,20 +430,19 @@ function columnAt(
 
 /**
  * The `col = <integer>` conjuncts of the WHERE clause from `from` to its end (a word of `ends` at
- * depth 0, or the statement's end); null when the clause is not a plain conjunction. With
- * `inLists` (a write's WHERE), a conjunct `col IN (<integer>, …)` of literals only gives each of
- * its values as a candidate: the rows written are then among the union of the point column's
- * candidates' values (a superset of what a conjunction of `=` bounds them to as well), which is
- * what a write marks (SchemaCatalog.pointWriteSlots). A read takes one candidate's row, so its
- * WHERE gives no IN list.
+ * depth 0, or the statement's end); null when the clause is not a plain conjunction. A conjunct
+ * `col IN (<integer>, …)` of literals only gives each of its values as a candidate (`inList`):
+ * the rows are then among the union of the point column's candidates' values (a superset of
+ * what a conjunction of `=` bounds them to as well), which is what a write marks and a read
+ * depends on (SchemaCatalog.pointWriteSlots, readSlots).
  */
 function whereCandidates(
   reader: Reader,
   from: number,
   ends: ReadonlySet<number>,
   names: readonly string[],
-  inLists = false,
-): PointCandidate[] | null {
+  inLists: boolean,
+): { candidates: PointCandidate[]; inList: boolean } | null {
   let to = reader.end;
   let depth = 0;
   for (let i = from; i < reader.end; i++) {
@@ -458,6 +469,7 @@ function whereCandidates(
   }
   if (depth !== 0) return null;
   const candidates: PointCandidate[] = [];
+  let inList = false;
   let conjunct = from;
   depth = 0;
   for (let i = from; i <= to; i++) {
@@ -476,11 +488,14 @@ function whereCandidates(
       if (candidate !== null) candidates.push(candidate);
     } else if (column !== null && inLists && reader.word(column.next) === W.IN) {
       const list = inListCandidates(reader, column.name, column.next + 1, i);
-      if (list !== null) candidates.push(...list);
+      if (list !== null) {
+        candidates.push(...list);
+        inList = true;
+      }
     }
     conjunct = i + 1;
   }
-  return candidates;
+  return { candidates, inList };
 }
 
 /** Values an IN list bounds a write to at most: more are taken as a write of the table. */

@@ -67,6 +67,11 @@ export interface PointAccess {
    * as the point column is the table's primary key. False for every other statement.
    */
   rowPerMatch: boolean;
+  /**
+   * A conjunct `col IN (<integer>, …)` gave some of the candidates: the rows are among the union
+   * of the point column's candidates' values, several rows of a read among them.
+   */
+  inList: boolean;
 }
 
 export interface StatementInfo {

@@ -2929,7 +2929,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
-  test('a write bounded by an IN list of its keys marks those rows only', () =>
+  test('reads and writes bounded by an IN list of keys: their rows, not the table', () =>
     scenario([...KV], async (run) => {
       const a = await run.session('A', { worker: 0 });
       const b = await run.session('B', { worker: 1 });
@@ -2955,6 +2955,46 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await a.query("UPDATE t SET v = 'z' WHERE id IN (1, 99999999999)");
       await readAll();
       await run.expect({ hits: 0 }, 'every read of t again');
+      // Reads of an IN list depend on its rows, and on rows added (which of its rows were
+      // found is not told).
+      const lists = [
+        'SELECT id, v FROM t WHERE id IN (1, 3) ORDER BY id',
+        'SELECT id, v FROM t WHERE id IN (4, 5, 4)',
+        'SELECT id, v FROM t WHERE id IN (1, 99999999999)',
+        'SELECT id, v FROM t WHERE id IN (3, 4) AND id = 3',
+        // Row 9 is not there: a row found, one not.
+        'SELECT id, v FROM t WHERE id IN (3, 9)',
+        // A comment: no statement shape, its values taken from its own classification.
+        'SELECT /* unshaped */ id, v FROM t WHERE id IN (4, 5)',
+      ];
+      const readLists = async (): Promise<void> => {
+        for (const sql of lists) await b.query(sql);
+      };
+      await readLists();
+      await readLists();
+      await run.expect({ hits: 6 }, 'IN lists cached');
+      await a.query("UPDATE t SET v = 'w' WHERE id = 1");
+      await readLists();
+      await run.expect({ hits: 4 }, 'the lists without row 1 served');
+      await a.query("UPDATE t SET v = 'q' WHERE id = 5");
+      await readLists();
+      await run.expect({ hits: 3 }, 'the lists without row 5 served');
+      // One row with its key marks its row: the lists without it are served.
+      await a.query("INSERT INTO t (id, v) VALUES (6, 'six')");
+      await readLists();
+      await run.expect({ hits: 5 }, 'row 6 added');
+      await a.query("INSERT INTO t (id, v) VALUES (7, 'seven'), (9, 'nine')");
+      await readLists();
+      await run.expect({ hits: 0 }, 'rows added: every list read again');
+      // Prepared, a parameter beside the list.
+      const PREPARED_LIST = 'SELECT id, v FROM t WHERE id IN (2, 3) AND v <> ?';
+      await b.execute(PREPARED_LIST, ['none']);
+      await b.execute(PREPARED_LIST, ['none']);
+      await a.query("UPDATE t SET v = 'r' WHERE id = 3");
+      await b.execute(PREPARED_LIST, ['none']);
+      await a.query("UPDATE t SET v = 's' WHERE id = 4");
+      await b.execute(PREPARED_LIST, ['none']);
+      await run.expect({ hits: 2 }, 'the prepared list: row 3 written, then row 4');
     }));
 
   test('INSERTs that only add rows leave the point reads that found their row served', () =>

@@ -2248,8 +2248,18 @@ describe('point access: the rows a statement is bounded to by one column’s val
     }
   });
 
-  test('a write bounded by `column IN (integer, …)`: each value a candidate; a read, none', () => {
+  test('bounded by `column IN (integer, …)`: each value a candidate', () => {
     for (const [sql, expected] of [
+      [
+        'SELECT c FROM t WHERE id IN (1, 2)',
+        [
+          [
+            ['id', '1'],
+            ['id', '2'],
+          ],
+          [],
+        ],
+      ],
       [
         'DELETE FROM t WHERE id IN (1, 2, 03)',
         [
@@ -2273,10 +2283,10 @@ describe('point access: the rows a statement is bounded to by one column’s val
       ],
     ] as const) {
       assert.deepEqual(pointOf(sql), expected, sql);
+      assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
     }
+    assert.equal(classify('SELECT c FROM t WHERE id = 1', DEFAULTS).point?.inList, false);
     for (const sql of [
-      // A read's row is one candidate's: its IN list bounds it to no one value.
-      'SELECT c FROM t WHERE id IN (1, 2)',
       // A placeholder (an execution's row is one parameter's), an expression, NOT IN, a list
       // cut short or not closed where the conjunct ends.
       'DELETE FROM t WHERE id IN (1, ?)',
