@@ -67,6 +67,11 @@ export class MemoEntry {
   readSchema: string | null = null;
   readGeneration = -1;
   readSlots: Int32Array | null = null;
+  /**
+   * A point read's distinct keys whose rows `readSlots` were made of (an IN list's values, or
+   * its one value); 0 when its slots were not made of its keys' rows.
+   */
+  readKeys = 0;
   establishesSnapshot = false;
   /** Reading it may write: a view whose stored functions may write or run DDL. */
   readMayWrite = false;
@@ -122,6 +127,7 @@ export class MemoEntry {
     this.readSchema = other.readSchema;
     this.readGeneration = other.readGeneration;
     this.readSlots = other.readSlots;
+    this.readKeys = other.readKeys;
     this.establishesSnapshot = other.establishesSnapshot;
     this.readMayWrite = other.readMayWrite;
     this.writeSchema = other.writeSchema;

@@ -94,6 +94,8 @@ export interface FillPlan {
   /** The statement, and the schema its names are read in: a point read's result may need more. */
   info: StatementInfo;
   schema: string | null;
+  /** A point read's distinct keys its slots are the rows of (MemoEntry.readKeys); 0: not known. */
+  keys: number;
 }
 
 /** What the router needs to hear about a relayed command when its reply has ended. */
@@ -1439,22 +1441,19 @@ export class StatementRouter {
 
   /**
    * What a result read with `fill` depends on, given its `rows`: a point read depends on its
-   * table and its row, and also on the table's "new rows" unless its result shows the row
-   * exists (a row, and one row per matching row): an INSERT that only adds rows marks no row
-   * (SchemaCatalog.rowsAddedTo), and may add the row a read found missing, or change what an
-   * aggregate over no row says. Null when the names cannot be read now.
+   * table and its rows, and also on the table's "new rows" unless its result shows its rows
+   * exist (one row per matching row, and a row for each of its keys): an INSERT that only adds
+   * rows marks no row (SchemaCatalog.rowsAddedTo), and may add a row a read found missing, or
+   * change what an aggregate over no row says. Null when the names cannot be read now.
    */
   #storedSlots(fill: FillPlan, rows: number): Int32Array | null {
     const info = fill.info;
     const point = info.point;
-    // Of several rows (an IN list), which were found is not told: never taken as found.
-    if (
-      point === null ||
-      info.kind !== 'select' ||
-      (rows > 0 && point.rowPerMatch && !point.inList)
-    ) {
-      return fill.slots;
-    }
+    if (point === null || info.kind !== 'select') return fill.slots;
+    // An IN list's rows found are as many as its keys only when each key's row is there (the
+    // key is the primary key). One value's row is there when there is a row.
+    const found = point.inList ? fill.keys > 0 && rows >= fill.keys : rows > 0;
+    if (found && point.rowPerMatch) return fill.slots;
     const newRows = this.#worker.catalog.newRowsSlotsOf(info.reads, fill.schema);
     return newRows === null ? null : concatSlots(fill.slots, newRows);
   }
@@ -1875,6 +1874,8 @@ export class StatementRouter {
       flight: flights.start(key, now),
       info,
       schema,
+      // An execution's row is one parameter's: one key, unless an IN list adds others.
+      keys: rowSlots === null ? entry.readKeys : info.point?.inList === false ? 1 : 0,
     };
     return route;
   }
@@ -1998,6 +1999,7 @@ export class StatementRouter {
         entry.info.point,
         entry.pointValues,
       );
+      entry.readKeys = 0;
       entry.readMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
       entry.establishesSnapshot = this.#establishesSnapshot(entry.info.reads, schema);
       // An unknown name is asked again next time: the catalog reloads when it meets one.
@@ -2036,14 +2038,14 @@ export class StatementRouter {
       entry.readSlots = shape.sharedSlots;
     } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
+      const isRow = value !== null && Number(value) <= read.max;
       entry.readSlots = Int32Array.of(
         read.tableSlot,
-        value !== null && Number(value) <= read.max
-          ? catalog.rowSlot(read.table, value)
-          : read.someRowSlot,
+        isRow ? catalog.rowSlot(read.table, value) : read.someRowSlot,
       );
+      entry.readKeys = isRow ? 1 : 0;
     } else {
-      entry.readSlots = this.#rowsReadSlots(read, entry.pointValues);
+      this.#rowsReadSlots(entry, read);
     }
     entry.readMayWrite = shape.readMayWrite;
     entry.establishesSnapshot = shape.establishesSnapshot;
@@ -2054,21 +2056,27 @@ export class StatementRouter {
 
   /**
    * The slots of a read bounded to several values of its point column (an IN list): the table
-   * and each value's row, as readSlots gives them; the table and "some row" when one of them is
-   * no row's.
+   * and each value's row, as readSlots gives them, and how many distinct keys they are; the
+   * table and "some row" when one of them is no row's.
    */
-  #rowsReadSlots(read: PointRead, values: ReadonlyArray<string | null> | null): Int32Array {
+  #rowsReadSlots(entry: MemoEntry, read: PointRead): void {
     const catalog = this.#worker.catalog;
+    const values = entry.pointValues;
     const slots = new Int32Array(1 + read.candidates.length);
+    const keys = new Set<string>();
     slots[0] = read.tableSlot;
     for (let i = 0; i < read.candidates.length; i++) {
       const value = values?.[read.candidates[i]!] ?? null;
       if (value === null || Number(value) > read.max) {
-        return Int32Array.of(read.tableSlot, read.someRowSlot);
+        entry.readSlots = Int32Array.of(read.tableSlot, read.someRowSlot);
+        entry.readKeys = 0;
+        return;
       }
       slots[1 + i] = catalog.rowSlot(read.table, value);
+      keys.add(value);
     }
-    return slots;
+    entry.readSlots = slots;
+    entry.readKeys = keys.size;
   }
 
   #establishesSnapshot(reads: readonly TableRef[], schema: string | null): boolean {
