@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Point reads while rows are added: sysbench oltp_point_select (8 threads, the "special"
+# Reads by key while the table is written: sysbench oltp_point_select (8 threads, the "special"
 # distribution: most reads on a few hot rows) and, at the same time on the same table,
 # oltp_insert (1 thread at INSERT_RATE inserts a second, keys from AUTO_INCREMENT), against the
 # server directly, nicecache (this tree) and, with OTHER, a second checkout (the code before, say),
 # in rotating order. What it shows: whether adding rows takes the cached reads of the rows that
 # were there with it. Text protocol; CPU per query is the proxy's user + system time over the
-# run (every thread), for the point selects and inserts together.
+# run (every thread), for the reads and writes together.
 #
 #   bash bench/insert-mix.sh [seconds per run, default 10] [rounds, default 1]
 #
 # Environment: BACKEND (host:port, default 127.0.0.1:3306), TABLE_SIZE (default 100000),
-# INSERT_RATE (default 200), CACHE (default 64M), WORKERS (default 2), OTHER.
+# INSERT_RATE (default 200: writes a second), CACHE (default 64M), WORKERS (default 2), OTHER;
+# READER (default oltp_point_select; bench/in-list-select.lua reads ten rows by an IN list of
+# their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -24,6 +26,8 @@ insert_rate=${INSERT_RATE:-200}
 cache=${CACHE:-64M}
 workers=${WORKERS:-2}
 other=${OTHER:-}
+reader=${READER:-oltp_point_select}
+writer=${WRITER:-oltp_insert}
 db=nc_insert_mix
 host=${backend%:*}
 port=${backend##*:}
@@ -71,9 +75,9 @@ hits() {
 per_second() { awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }'; }
 total() { awk '/queries:/ && !/performed/ { print $2 }'; }
 
-echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; oltp_point_select 8 threads + oltp_insert 1 thread at $insert_rate/s, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
 echo
-echo "| round | target | point selects/s | inserts/s | hit ratio | proxy CPU µs/query |"
+echo "| round | target | reads/s | writes/s | hit ratio | proxy CPU µs/query |"
 echo "|---|---|---|---|---|---|"
 step=0
 for round in $(seq 1 "$rounds"); do
@@ -87,15 +91,15 @@ for round in $(seq 1 "$rounds"); do
     before=0
     if [ "$target" != direct ]; then
       # Warm the hot rows first, as a long run would have them.
-      sb oltp_point_select "${!p}" --threads=8 --time=3 >/dev/null
+      sb "$reader" "${!p}" --threads=8 --time=3 >/dev/null
       hits_before=$(hits "${!p}")
       before=$(ticks "${!pid}")
     fi
     inserts_log=$(mktemp)
     logs+=("$inserts_log")
-    sb oltp_insert "${!p}" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
+    sb "$writer" "${!p}" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
     inserter=$!
-    reads=$(sb oltp_point_select "${!p}" --threads=8)
+    reads=$(sb "$reader" "${!p}" --threads=8)
     wait "$inserter"
     if echo "$reads" | grep -q FATAL || grep -q FATAL "$inserts_log"; then
       echo "$reads" >&2
