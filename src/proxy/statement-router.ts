@@ -2036,6 +2036,7 @@ export class StatementRouter {
     const read = shape.read;
     if (read === null) {
       entry.readSlots = shape.sharedSlots;
+      entry.readKeys = 0;
     } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
       const isRow = value !== null && Number(value) <= read.max;
