@@ -293,13 +293,7 @@ export class SchemaCatalog {
     const read = this.pointRead(tables, schema, point);
     const dependencies = this.current;
     if (read === null || dependencies === null) return null;
-    const written = dependencies.writesOf(read.table);
-    return written !== 'everything' &&
-      written.length === 1 &&
-      written[0] === read.table &&
-      !dependencies.hasTriggers(read.table)
-      ? read
-      : null;
+    return this.#writesItselfOnly(dependencies, read.table) ? read : null;
   }
 
   /**
@@ -321,15 +315,7 @@ export class SchemaCatalog {
     if (name === null || dependencies.pointColumnOf(name) === undefined) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    const written = dependencies.writesOf(name);
-    if (
-      written === 'everything' ||
-      written.length !== 1 ||
-      written[0] !== name ||
-      dependencies.hasTriggers(name)
-    ) {
-      return null;
-    }
+    if (!this.#writesItselfOnly(dependencies, name)) return null;
     const slots: number[] = [];
     this.#addSlot(slots, someRowName(name));
     this.#addSlot(slots, newRowsName(name));
@@ -367,39 +353,11 @@ export class SchemaCatalog {
   }
 
   /**
-   * The table and value a point statement is bounded to: the one base table it names, stored in
-   * no other, whose point column is among the statement's candidates with a value this text
-   * gives, within the column's range; null otherwise.
-   */
-  #pointRow(
-    dependencies: TableDependencies,
-    table: TableRef,
-    schema: string | null,
-    point: PointAccess,
-    values: ReadonlyArray<string | null>,
-  ): { table: string; value: string } | null {
-    const name = qualify(table, schema);
-    if (name === null) return null;
-    const column = dependencies.pointColumnOf(name);
-    if (column === undefined || point.assigned.includes(column.column)) return null;
-    const bases = dependencies.readsOf(name);
-    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    const candidates = point.candidates;
-    for (let i = 0; i < candidates.length; i++) {
-      const value = values[i];
-      if (candidates[i]!.column !== column.column || value === null || value === undefined)
-        continue;
-      if (Number(value) > column.max || (point.insert && value === '0')) return null;
-      return { table: name, value };
-    }
-    return null;
-  }
-
-  /**
-   * The rows a point write is bounded to, as #pointRow asks, but every value the point column's
-   * candidates give: the rows written are among them (an IN list's values are each a candidate,
-   * point-access.ts). Null when one of them is no row's (out of the column's range, or 0 into
-   * AUTO_INCREMENT), or none is given.
+   * The table and values a point statement is bounded to: the one base table it names, stored in
+   * no other, and every value this text gives its point column's candidates (the rows are among
+   * them: an IN list's values are each a candidate, point-access.ts). Null when the column is
+   * not among them, or one value is no row's (out of the column's range, or 0 into
+   * AUTO_INCREMENT).
    */
   #pointRows(
     dependencies: TableDependencies,
@@ -408,9 +366,12 @@ export class SchemaCatalog {
     point: PointAccess,
     values: ReadonlyArray<string | null>,
   ): { table: string; values: string[] } | null {
-    const first = this.#pointRow(dependencies, table, schema, point, values);
-    if (first === null) return null;
-    const column = dependencies.pointColumnOf(first.table)!;
+    const name = qualify(table, schema);
+    if (name === null) return null;
+    const column = dependencies.pointColumnOf(name);
+    if (column === undefined || point.assigned.includes(column.column)) return null;
+    const bases = dependencies.readsOf(name);
+    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     const rows: string[] = [];
     const candidates = point.candidates;
     for (let i = 0; i < candidates.length; i++) {
@@ -420,7 +381,21 @@ export class SchemaCatalog {
       if (Number(value) > column.max || (point.insert && value === '0')) return null;
       rows.push(value);
     }
-    return { table: first.table, values: rows };
+    return rows.length === 0 ? null : { table: name, values: rows };
+  }
+
+  /**
+   * Does writing `name` write that table alone (no cascade, no MERGE over it) and run no
+   * trigger? Only then can a write of it be bounded to rows.
+   */
+  #writesItselfOnly(dependencies: TableDependencies, name: string): boolean {
+    const written = dependencies.writesOf(name);
+    return (
+      written !== 'everything' &&
+      written.length === 1 &&
+      written[0] === name &&
+      !dependencies.hasTriggers(name)
+    );
   }
 
   /**
@@ -469,16 +444,7 @@ export class SchemaCatalog {
       return null;
     }
     const rows = this.#pointRows(dependencies, tables[0]!, schema, point, values);
-    if (rows === null) return null;
-    const written = dependencies.writesOf(rows.table);
-    if (
-      written === 'everything' ||
-      written.length !== 1 ||
-      written[0] !== rows.table ||
-      dependencies.hasTriggers(rows.table)
-    ) {
-      return null;
-    }
+    if (rows === null || !this.#writesItselfOnly(dependencies, rows.table)) return null;
     const slots: number[] = [];
     this.#addSlot(slots, someRowName(rows.table));
     for (const value of rows.values) this.#addSlot(slots, rowSlotName(rows.table, value));
