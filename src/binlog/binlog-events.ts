@@ -1,6 +1,6 @@
 /**
  * The binary log events the follower reads, and only the parts of them invalidation needs: the
- * common header, a table map's name, a row event's table id (rows are never decoded), a query
+ * common header, a table map's name, a row event's table id (its rows' keys: row-keys.ts), a query
  * event's schema, sql_mode and text, a GTID event's position. Every reader takes the event's
  * payload as it came from the dump (the leading OK byte already removed) and is bounds-checked:
  * an event it cannot read yields null, and the follower then invalidates everything.
@@ -34,7 +34,7 @@ export const EventType = {
   DELETE_ROWS_COMPRESSED: 171,
 } as const;
 
-/** Row events, of every version and MariaDB's compressed ones: only their table id is read. */
+/** Row events, of every version and MariaDB's compressed ones (whose rows are not read). */
 export function isRowEvent(type: number): boolean {
   return (
     (type >= EventType.WRITE_ROWS_V1 && type <= EventType.DELETE_ROWS_V1) ||

@@ -5,11 +5,15 @@
  * elsewhere stop being served once the follower has seen it.
  *
  * - A transaction's tables are collected from its GTID event to its XID (or COMMIT) and
- *   invalidated at once: table maps name the tables of row events (rows are never decoded);
- *   statements (statement-based or mixed logging, DDL, account statements) go through the
- *   classifier, as if sent through the proxy. Tables become slots through the schema catalog,
- *   which adds what triggers and cascading foreign keys write (cascades are not logged). What
- *   cannot be read invalidates everything.
+ *   invalidated at once: table maps name the tables of row events; statements (statement-based
+ *   or mixed logging, DDL, account statements) go through the classifier, as if sent through
+ *   the proxy. Tables become slots through the schema catalog, which adds what triggers and
+ *   cascading foreign keys write (cascades are not logged). What cannot be read invalidates
+ *   everything.
+ * - Rows: where the table map tells the primary key (`binlog_row_metadata=FULL`) and the catalog
+ *   takes it as the table's point column, a row event's keys are read (row-keys.ts) and only
+ *   those rows and the table's "some row" are invalidated, as a point write through the proxy
+ *   invalidates them; otherwise, or past MAX_ROW_KEYS rows, the whole table.
  * - The server writes a transaction to its binary log, and tells its replicas, before the
  *   storage engine makes it visible. So the tables are marked in flight when the commit is
  *   read and released (numbers raised) only once the server confirms that reads starting now
@@ -29,7 +33,7 @@ import { readErr } from '../protocol/generic-packets.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from '../proxy/log.ts';
 import { EVERYTHING, qualify } from '../proxy/schema-catalog.ts';
-import type { AdminAccount, SchemaCatalog } from '../proxy/schema-catalog.ts';
+import type { AdminAccount, RowWrite, SchemaCatalog } from '../proxy/schema-catalog.ts';
 import { StatementMemo } from '../proxy/statement-memo.ts';
 import type { ClassifyMode } from '../proxy/statement-memo.ts';
 import { normalizeName } from '../sql/table-ref.ts';
@@ -59,6 +63,8 @@ import type { FollowerStatus } from './follower-status.ts';
 import { GtidPosition } from './gtid-position.ts';
 import { CommitVisibility, binlogCoordinate, binlogFileNumber } from './commit-visibility.ts';
 import type { BinlogCoordinate } from './commit-visibility.ts';
+import { readRowKeys, readTableColumns } from './row-keys.ts';
+import type { TableColumns } from './row-keys.ts';
 
 export interface FollowerOptions {
   backend: BackendAddress;
@@ -117,6 +123,27 @@ const HARMLESS_EVENTS: ReadonlySet<number> = new Set([
   EventType.START_ENCRYPTION,
 ]);
 
+/**
+ * More rows of one table than this in one transaction invalidate the table whole: past a few
+ * hundred, a bulk write's row marks would cost more than the reads they keep.
+ */
+export const MAX_ROW_KEYS = 256;
+
+/** What a table id of the log being read stands for. */
+interface MappedTable {
+  table: TableRef;
+  /** Its rows' shape, when the table map could be read to its end. */
+  columns: TableColumns | null;
+}
+
+/** The rows of one table a transaction changed, by key (row-keys.ts). */
+interface ChangedRows {
+  table: TableRef;
+  /** The key column, lowercased, as the log names it. */
+  column: string;
+  keys: Set<number>;
+}
+
 /** The marks of the commits read within one tick, kept until the server shows them visible. */
 class SettleBatch {
   readonly slots: number[] = [];
@@ -132,13 +159,35 @@ class SettleBatch {
 
 /** The transaction being read: from its GTID event to its commit. */
 class OpenTransaction {
+  /** Tables written whole. */
   readonly tables = new Map<string, TableRef>();
+  /** Tables of which only the rows read from row events were written (not in `tables`). */
+  readonly rows = new Map<string, ChangedRows>();
   everything = false;
   schemaChange = false;
   gtid: GtidEvent | null = null;
 
+  /** `table` ("schema.table" `name`) was written whole. */
+  writeTable(name: string, table: TableRef): void {
+    this.tables.set(name, table);
+    this.rows.delete(name);
+  }
+
+  /** `table` had the rows of `keys` written (key column `column`). */
+  writeRows(name: string, table: TableRef, column: string, keys: readonly number[]): void {
+    if (this.tables.has(name)) return;
+    let changed = this.rows.get(name);
+    if (changed === undefined || changed.column !== column) {
+      changed = { table, column, keys: new Set() };
+      this.rows.set(name, changed);
+    }
+    for (const key of keys) changed.keys.add(key);
+    if (changed.keys.size > MAX_ROW_KEYS) this.writeTable(name, table);
+  }
+
   reset(gtid: GtidEvent | null): void {
     this.tables.clear();
+    this.rows.clear();
     this.everything = false;
     this.schemaChange = false;
     this.gtid = gtid;
@@ -155,12 +204,18 @@ export class BinlogFollower {
   #position: GtidPosition | null = null;
   /** Events carry a CRC32, per the last format description (or the server's setting). */
   #checksum = false;
-  readonly #tableIds = new Map<number, TableRef>();
+  readonly #tableIds = new Map<number, MappedTable>();
+  /** The keys of the row event being read (reused). */
+  readonly #keys: number[] = [];
+  /** Said once: the log names no columns, so writes read from it invalidate whole tables. */
+  #saidUnnamed = false;
   readonly #transaction = new OpenTransaction();
   /** The transaction in progress is one statement with no COMMIT of its own (DDL...). */
   #standalone = false;
   /** Table name → slots, for one generation of the catalog's metadata. */
   readonly #slotMemo = new Map<string, Int32Array | typeof EVERYTHING>();
+  /** Table name and key column → what writing its rows marks (null: the table), likewise. */
+  readonly #rowWriteMemo = new Map<string, RowWrite | null>();
   #slotMemoGeneration = -1;
   #current = new SettleBatch();
   /** Closed batches, oldest first, waiting for the server to show their commits visible. */
@@ -396,10 +451,7 @@ export class BinlogFollower {
       return;
     }
     if (isRowEvent(type)) {
-      const tableId = readTableId(event);
-      const table = tableId === null ? undefined : this.#tableIds.get(tableId);
-      if (table === undefined) this.#transaction.everything = true;
-      else this.#transaction.tables.set(`${table.schema}.${table.name}`, table);
+      this.#onRows(event, type, bodyEnd);
       return;
     }
     switch (type) {
@@ -415,8 +467,11 @@ export class BinlogFollower {
             this.#tableIds.delete(map.tableId);
           } else {
             this.#tableIds.set(map.tableId, {
-              schema: normalizeName(map.schema, lowerCase),
-              name: normalizeName(map.table, lowerCase),
+              table: {
+                schema: normalizeName(map.schema, lowerCase),
+                name: normalizeName(map.table, lowerCase),
+              },
+              columns: readTableColumns(event, bodyEnd),
             });
           }
         }
@@ -449,6 +504,34 @@ export class BinlogFollower {
         // LOAD DATA's execution, an incident, a type this reader does not know: anything.
         this.#transaction.everything = true;
         if (this.#transaction.gtid === null || this.#standalone) this.#commit(header);
+    }
+  }
+
+  /**
+   * A row event: its rows' keys when they can be read (MariaDB's compressed row events are not),
+   * else its table whole; a table id no table map named, everything.
+   */
+  #onRows(event: Buffer, type: number, bodyEnd: number): void {
+    const tableId = readTableId(event);
+    const mapped = tableId === null ? undefined : this.#tableIds.get(tableId);
+    if (mapped === undefined) {
+      this.#transaction.everything = true;
+      return;
+    }
+    const { table, columns } = mapped;
+    const name = `${table.schema}.${table.name}`;
+    if (columns !== null && !columns.named && !this.#saidUnnamed) {
+      this.#saidUnnamed = true;
+      this.#options.log.info(
+        "binlog: the server logs rows without their columns' names (binlog_row_metadata is not FULL): a write read from the log invalidates its whole table; SET GLOBAL binlog_row_metadata = FULL (MariaDB 10.5 and later) lets it invalidate only the rows it changed",
+      );
+    }
+    const keys = this.#keys;
+    keys.length = 0;
+    if (columns?.key != null && readRowKeys(event, type, bodyEnd, columns, keys)) {
+      this.#transaction.writeRows(name, table, columns.key.name, keys);
+    } else {
+      this.#transaction.writeTable(name, table);
     }
   }
 
@@ -501,7 +584,7 @@ export class BinlogFollower {
       for (const table of info.writes) {
         const name = qualify(table, schema);
         if (name === null) transaction.everything = true;
-        else transaction.tables.set(name, { schema: table.schema ?? schema, name: table.name });
+        else transaction.writeTable(name, { schema: table.schema ?? schema, name: table.name });
       }
     }
     if (
@@ -534,6 +617,14 @@ export class BinlogFollower {
           break;
         }
         for (let i = 0; i < slots.length; i++) batch.slots.push(slots[i]!);
+      }
+    }
+    if (!everything) {
+      for (const [name, changed] of transaction.rows) {
+        if (!this.#markRows(name, changed, batch.slots)) {
+          everything = true;
+          break;
+        }
       }
     }
     // Slots first, while the catalog still trusts its metadata; then DDL makes it reload.
@@ -571,14 +662,47 @@ export class BinlogFollower {
     }
   }
 
-  #slotsOf(table: TableRef): Int32Array | typeof EVERYTHING {
+  /**
+   * Pushes what writing `changed`'s rows marks: the table's "some row" and each row's slot when
+   * the catalog takes its key column as the table's point column (and the table writes no other
+   * and has no trigger, as for a point write through the proxy); else the table's slots. False
+   * for everything.
+   */
+  #markRows(name: string, changed: ChangedRows, slots: number[]): boolean {
     const catalog = this.#options.catalog;
-    const generation = catalog.generation;
-    if (generation < 0) return EVERYTHING;
+    if (!this.#memosCurrent()) return false;
+    const memoKey = `${name}\u0000${changed.column}`;
+    let write = this.#rowWriteMemo.get(memoKey);
+    if (write === undefined) {
+      write = catalog.rowWrite(changed.table, changed.column);
+      this.#rowWriteMemo.set(memoKey, write);
+    }
+    if (write === null) {
+      const whole = this.#slotsOf(changed.table);
+      if (whole === EVERYTHING) return false;
+      for (let i = 0; i < whole.length; i++) slots.push(whole[i]!);
+      return true;
+    }
+    slots.push(write.someRowSlot);
+    for (const key of changed.keys) slots.push(catalog.rowSlotOfInteger(write, key));
+    return true;
+  }
+
+  /** Clears the memos of slots made under another generation of metadata; false: none trusted. */
+  #memosCurrent(): boolean {
+    const generation = this.#options.catalog.generation;
+    if (generation < 0) return false;
     if (generation !== this.#slotMemoGeneration) {
       this.#slotMemo.clear();
+      this.#rowWriteMemo.clear();
       this.#slotMemoGeneration = generation;
     }
+    return true;
+  }
+
+  #slotsOf(table: TableRef): Int32Array | typeof EVERYTHING {
+    const catalog = this.#options.catalog;
+    if (!this.#memosCurrent()) return EVERYTHING;
     const name = `${table.schema}.${table.name}`;
     let slots = this.#slotMemo.get(name);
     if (slots === undefined) {

@@ -95,6 +95,13 @@ export interface PointRead {
   rowHash: number;
 }
 
+/** What a write of rows of a point table marks besides each row's slot (SchemaCatalog.rowWrite). */
+export interface RowWrite {
+  someRowSlot: number;
+  /** rowNameHash of the table (see rowSlotOfInteger). */
+  rowHash: number;
+}
+
 /**
  * What a CALL runs when its procedure runs no DDL but temporary tables': the procedure's (`key`),
  * or with `key` null every procedure's of that name.
@@ -348,8 +355,28 @@ export class SchemaCatalog {
    * value's digits without making a string: a prepared statement's execution binds a new value
    * each time. The same slot as rowSlot(table, the value's digits).
    */
-  rowSlotOfInteger(read: PointRead, value: number): number {
+  rowSlotOfInteger(read: PointRead | RowWrite, value: number): number {
     return this.#registry.slotOfHash(rowHashOf(read.rowHash, value));
+  }
+
+  /**
+   * What a write of rows of `table`, known by their values of `column` (the binlog follower
+   * reads them from row events), marks besides each row's slot: null unless `column` is the
+   * table's point column and writing the table writes no other and runs no trigger, as for a
+   * point write (pointWrite). The table must then be taken as written whole.
+   */
+  rowWrite(table: TableRef, column: string): RowWrite | null {
+    const dependencies = this.#admin === null ? null : this.current;
+    if (dependencies === null) return null;
+    const name = qualify(table, null);
+    if (name === null || dependencies.pointColumnOf(name)?.column !== column) return null;
+    const bases = dependencies.readsOf(name);
+    if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
+    if (!this.#writesItselfOnly(dependencies, name)) return null;
+    return {
+      someRowSlot: this.#registry.slotOf(someRowName(name)),
+      rowHash: rowNameHash(name),
+    };
   }
 
   /**

@@ -121,13 +121,13 @@ async function waitForState(state: string): Promise<void> {
 }
 
 /** Until the follower has read every transaction the server has logged so far. */
-async function caughtUp(): Promise<void> {
+async function caughtUp(on: Connection = reader): Promise<void> {
   const rows = await direct.query<Array<{ position: string }>>(
     'SELECT @@global.gtid_binlog_pos AS position',
   );
   const position = rows[0]!.position;
   const deadline = Date.now() + DEADLINE_MS;
-  while ((await statusValue('Nicecache_binlog_position')) !== position) {
+  while ((await statusValue('Nicecache_binlog_position', on)) !== position) {
     if (Date.now() > deadline) assert.fail(`the follower never reached ${position}`);
     await sleep(POLL_MS);
   }
@@ -573,6 +573,125 @@ describe('a compressed binary log (log_bin_compress)', () => {
       assert.equal(await statusValue('Nicecache_binlog_invalidations_all'), everything);
     });
   }
+});
+
+describe('row events that name their primary key (binlog_row_metadata=FULL)', () => {
+  const t = `${DB}.keyed`;
+  const parent = `${DB}.keyed_parent`;
+  const child = `${DB}.keyed_child`;
+  /** An admin account that may read InnoDB's dictionary (PROCESS): it knows the point columns. */
+  const ADMIN = 'nc_binlog_rows';
+  let keyed: ProxyProcess;
+  let client: Connection;
+  const row = (id: number): string => `SELECT * FROM ${t} WHERE id = ${id}`;
+
+  /** Reads `sql` once through `client`: was it served from the cache? */
+  async function servedOnce(sql: string): Promise<boolean> {
+    const before = await hits(client);
+    await client.query(sql);
+    return (await hits(client)) === before + 1;
+  }
+
+  before(async () => {
+    await direct.query("SET GLOBAL binlog_row_metadata = 'FULL'");
+    await direct.query("SET SESSION binlog_format = 'ROW'");
+    await direct.query(`DROP TABLE IF EXISTS ${t}, ${child}, ${parent}`);
+    // Columns of every kind of length before the key and after it: the key is found by
+    // reading past each of them.
+    await direct.query(
+      `CREATE TABLE ${t} (v VARCHAR(300), d DECIMAL(20,5), dt DATETIME(6), b BLOB, bits BIT(11), ` +
+        `e ENUM('a','b'), s SET('x','y'), ch CHAR(10), f FLOAT, db DOUBLE, j JSON, tm TIME(3), ` +
+        `y YEAR, ts TIMESTAMP(6) NULL, tiny TINYINT UNSIGNED, big VARCHAR(10) CHARACTER SET utf8mb4, ` +
+        `id INT UNSIGNED PRIMARY KEY, n INT) ENGINE=InnoDB`,
+    );
+    const values: string[] = [];
+    for (let id = 1; id <= 8; id++) {
+      values.push(
+        id % 2 === 0
+          ? `(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${id}, ${id})`
+          : `(REPEAT('v', ${id * 40}), ${id}.125, '2020-01-0${id} 10:00:00.123456', REPEAT('b', ${id * 100}), ` +
+              `b'101', 'b', 'x,y', 'char${id}', ${id}.5, ${id}.25, '{"k":${id}}', '10:11:12.345', ` +
+              `${2000 + id}, '2021-01-01 00:00:0${id}.5', ${200 + id}, 'é${id}', ${id}, ${id})`,
+      );
+    }
+    await direct.query(`INSERT INTO ${t} VALUES ${values.join(', ')}`);
+    await direct.query(`CREATE TABLE ${parent} (id INT PRIMARY KEY) ENGINE=InnoDB`);
+    await direct.query(
+      `CREATE TABLE ${child} (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES ${parent} (id) ON DELETE CASCADE) ENGINE=InnoDB`,
+    );
+    await direct.query(`INSERT INTO ${parent} VALUES (1), (2)`);
+    await direct.query(`INSERT INTO ${child} VALUES (1, 1), (2, 2)`);
+    await direct.query(`DROP USER IF EXISTS '${ADMIN}'@'%'`);
+    await direct.query(`CREATE USER '${ADMIN}'@'%'`);
+    await direct.query(
+      `GRANT SELECT, SHOW VIEW, TRIGGER, PROCESS, REPLICATION SLAVE ON *.* TO '${ADMIN}'@'%'`,
+    );
+    keyed = await startProxyProcess({
+      backend: `127.0.0.1:${server.port}`,
+      workers: 1,
+      extraArgs: ['--admin-user', ADMIN, '--binlog', 'on', '--binlog-max-lag', '1000'],
+    });
+    client = await connectTo(keyed.port);
+  });
+
+  after(async () => {
+    await client?.end();
+    await keyed?.stop();
+    await direct.query("SET GLOBAL binlog_row_metadata = 'NO_LOG'");
+    await direct.query("SET SESSION binlog_row_image = 'FULL'");
+    await direct.query(`DROP USER IF EXISTS '${ADMIN}'@'%'`);
+  });
+
+  test('each write invalidates the rows it changed, and the rows it did not change are still served', async () => {
+    const changed = [2, 3, 4, 5, 6, 7, 20, 21].map(row);
+    const untouched = [1, 8].map(row);
+    const range = `SELECT id, n FROM ${t} WHERE id BETWEEN 1 AND 30 ORDER BY id`;
+    const old = new Map<string, string>();
+    for (const sql of [...changed, ...untouched, range]) {
+      old.set(sql, await cached(sql, client, client));
+    }
+    await direct.query(`UPDATE ${t} SET n = n + 100 WHERE id = 2`);
+    // The key moves: row 3 is gone, row 20 (read before, not found) appears.
+    await direct.query(`UPDATE ${t} SET id = 20 WHERE id = 3`);
+    await direct.query(`DELETE FROM ${t} WHERE id = 4`);
+    await direct.query(`INSERT INTO ${t} (id, n, v) VALUES (21, 21, 'new')`);
+    // One event, two rows, each with its before and after image.
+    await direct.query(`UPDATE ${t} SET v = CONCAT('was ', id) WHERE id BETWEEN 5 AND 6`);
+    // A minimal image: the key alone before, the changed column alone after.
+    await direct.query("SET SESSION binlog_row_image = 'MINIMAL'");
+    await direct.query(`UPDATE ${t} SET n = 0 WHERE id = 7`);
+    await direct.query("SET SESSION binlog_row_image = 'FULL'");
+    for (const sql of [...changed, range]) await becomesFresh(sql, old.get(sql)!, client);
+    await caughtUp(client);
+    for (const sql of untouched) {
+      assert.ok(await servedOnce(sql), `${sql}: still served after writes to other rows`);
+      assert.equal(JSON.stringify(await client.query(sql)), old.get(sql));
+    }
+  });
+
+  test('a transaction of several tables; a bulk write past the row limit invalidates its table', async () => {
+    const reads = [1, 8].map(row);
+    const old = new Map<string, string>();
+    for (const sql of reads) old.set(sql, await cached(sql, client, client));
+    await direct.query('BEGIN');
+    await direct.query(`UPDATE ${t} SET n = -1 WHERE id = 1`);
+    await direct.query(`INSERT INTO ${parent} VALUES (3)`);
+    await direct.query('COMMIT');
+    await becomesFresh(row(1), old.get(row(1))!, client);
+    assert.ok(await servedOnce(row(8)), 'row 8 was not written');
+    // More rows than the follower marks one by one: the table, whole.
+    const many = Array.from({ length: 300 }, (_, i) => `(${1000 + i}, ${i})`).join(', ');
+    await direct.query(`INSERT INTO ${t} (id, n) VALUES ${many}`);
+    await caughtUp(client);
+    assert.equal(await servedOnce(row(8)), false, 'a bulk write invalidates the whole table');
+  });
+
+  test("a cascading foreign key's rows (not in the log): the child is invalidated", async () => {
+    const readChild = `SELECT id, p FROM ${child} WHERE id = 1`;
+    const old = await cached(readChild, client, client);
+    await direct.query(`DELETE FROM ${parent} WHERE id = 1`);
+    await becomesFresh(readChild, old, client);
+  });
 });
 
 describe('a table named outside ASCII', () => {

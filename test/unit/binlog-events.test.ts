@@ -21,6 +21,7 @@ import {
   readTableMap,
 } from '../../src/binlog/binlog-events.ts';
 import { GtidPosition } from '../../src/binlog/gtid-position.ts';
+import { readRowKeys, readTableColumns } from '../../src/binlog/row-keys.ts';
 import { binlogCoordinate, binlogFileNumber } from '../../src/binlog/commit-visibility.ts';
 
 /** An event of `type` with `body` after the header, and a CRC32 trailer when asked. */
@@ -191,5 +192,168 @@ describe('binlog coordinates', () => {
     // The end of one file comes before the start of the next, whatever the offsets.
     assert.ok(binlogCoordinate(12, 4_000_000_000) < binlogCoordinate(13, 4));
     assert.ok(binlogCoordinate(12, 643) < binlogCoordinate(12, 644));
+  });
+});
+
+/** A table map body: `types` with their metadata block, and optional metadata fields after. */
+function tableMapBody(types: number[], metadata: number[], optional: Buffer): Buffer {
+  return Buffer.concat([
+    tableId(42),
+    Buffer.alloc(2),
+    Buffer.from([1]),
+    Buffer.from('d\0'),
+    Buffer.from([1]),
+    Buffer.from('t\0'),
+    Buffer.from([types.length, ...types]),
+    Buffer.from([metadata.length, ...metadata]),
+    Buffer.alloc((types.length + 7) >> 3, 0xff), // every column may be NULL
+    optional,
+  ]);
+}
+
+/** The optional metadata of binlog_row_metadata=FULL: the columns' names and a primary key. */
+function fullMetadata(names: string[], primaryKey: number[]): Buffer {
+  const nameBytes = Buffer.concat(
+    names.map((name) => Buffer.from([name.length, ...Buffer.from(name)])),
+  );
+  return Buffer.concat([
+    Buffer.from([4, nameBytes.length]),
+    nameBytes,
+    Buffer.from([8, primaryKey.length, ...primaryKey]),
+  ]);
+}
+
+describe('the keys of the rows a row event changed', () => {
+  // VARCHAR(300) (2-byte length, metadata 300 little-endian), then INT, then BIGINT.
+  const types = [15, 3, 8];
+  const metadata = [0x2c, 0x01];
+  const map = event(
+    EventType.TABLE_MAP,
+    tableMapBody(types, metadata, fullMetadata(['v', 'ID', 'n'], [1])),
+  );
+  const columns = readTableColumns(map, map.length - 4)!;
+
+  /** A row image of every column: a NULL bitmap of none, then the values. */
+  function row(v: string, id: number, n: bigint): Buffer {
+    const value = Buffer.alloc(2 + v.length + 4 + 8);
+    value.writeUInt16LE(v.length, 0);
+    value.write(v, 2, 'latin1');
+    value.writeUInt32LE(id, 2 + v.length);
+    value.writeBigUInt64LE(n, 6 + v.length);
+    return Buffer.concat([Buffer.from([0]), value]);
+  }
+
+  function rowsEvent(type: number, rows: Buffer[], images = 1, extra: Buffer | null = null) {
+    return event(
+      type,
+      Buffer.concat([
+        tableId(42),
+        Buffer.alloc(2),
+        ...(extra === null ? [] : [extra]),
+        Buffer.from([3]),
+        Buffer.alloc(images, 0b111), // every column present
+        ...rows,
+      ]),
+    );
+  }
+
+  test('the table map: types, metadata, and the key column by name', () => {
+    assert.deepEqual([...columns.types], types);
+    assert.equal(columns.meta[0], 300);
+    assert.deepEqual(columns.key, { index: 1, name: 'id', width: 4 });
+    assert.ok(columns.named);
+    const noNames = event(EventType.TABLE_MAP, tableMapBody(types, metadata, Buffer.alloc(0)));
+    assert.equal(readTableColumns(noNames, noNames.length - 4)?.key, null, 'without FULL');
+    assert.equal(readTableColumns(noNames, noNames.length - 4)?.named, false);
+    const twoColumns = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 2])),
+    );
+    assert.equal(readTableColumns(twoColumns, twoColumns.length - 4)?.key, null, 'a composite key');
+    const stringKey = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [0])),
+    );
+    assert.equal(readTableColumns(stringKey, stringKey.length - 4)?.key, null, 'a VARCHAR key');
+    const unknown = event(EventType.TABLE_MAP, tableMapBody([0], [], Buffer.alloc(0)));
+    assert.equal(readTableColumns(unknown, unknown.length - 4), null, 'an old DECIMAL column');
+    const shortMeta = event(EventType.TABLE_MAP, tableMapBody(types, [0x2c], Buffer.alloc(0)));
+    assert.equal(readTableColumns(shortMeta, shortMeta.length - 4), null, 'metadata cut short');
+  });
+
+  test('inserts, deletes, updates (v1 and v2): each key once, a moved key twice', () => {
+    const keys: number[] = [];
+    const insert = rowsEvent(EventType.WRITE_ROWS_V1, [row('ab', 5, 1n), row('', 6, 2n)]);
+    assert.ok(readRowKeys(insert, EventType.WRITE_ROWS_V1, insert.length - 4, columns, keys));
+    assert.deepEqual(keys, [5, 6]);
+    keys.length = 0;
+    const update = rowsEvent(
+      EventType.UPDATE_ROWS_V2,
+      [row('x', 7, 1n), row('y', 7, 2n), row('x', 8, 1n), row('x', 9, 1n)],
+      2,
+      Buffer.from([2, 0]),
+    );
+    assert.ok(readRowKeys(update, EventType.UPDATE_ROWS_V2, update.length - 4, columns, keys));
+    assert.deepEqual(keys, [7, 8, 9]);
+    keys.length = 0;
+    const remove = rowsEvent(EventType.DELETE_ROWS_V1, [row('z', 2 ** 32 - 3, 0n)]);
+    assert.ok(readRowKeys(remove, EventType.DELETE_ROWS_V1, remove.length - 4, columns, keys));
+    assert.deepEqual(keys, [2 ** 32 - 3], 'read unsigned: a negative key is no point read value');
+  });
+
+  test('an event that does not come out exactly is not read', () => {
+    const keys: number[] = [];
+    const good = rowsEvent(EventType.WRITE_ROWS_V1, [row('ab', 5, 1n)]);
+    const cut = good.subarray(0, good.length - 4 - 3);
+    assert.equal(readRowKeys(cut, EventType.WRITE_ROWS_V1, cut.length, columns, keys), false);
+    const trailing = rowsEvent(EventType.WRITE_ROWS_V1, [row('ab', 5, 1n), Buffer.from([0])]);
+    assert.equal(
+      readRowKeys(trailing, EventType.WRITE_ROWS_V1, trailing.length - 4, columns, keys),
+      false,
+    );
+    const compressed = rowsEvent(EventType.WRITE_ROWS_COMPRESSED_V1, [row('ab', 5, 1n)]);
+    assert.equal(
+      readRowKeys(
+        compressed,
+        EventType.WRITE_ROWS_COMPRESSED_V1,
+        compressed.length - 4,
+        columns,
+        keys,
+      ),
+      false,
+      'compressed rows are not read',
+    );
+    // A NULL key (the NULL bitmap's second bit) cannot be a primary key's: not trusted.
+    const nullKey = rowsEvent(EventType.DELETE_ROWS_V1, [
+      Buffer.concat([Buffer.from([0b010, 1, 0, 0x41]), Buffer.alloc(8)]),
+    ]);
+    assert.equal(
+      readRowKeys(nullKey, EventType.DELETE_ROWS_V1, nullKey.length - 4, columns, keys),
+      false,
+    );
+  });
+
+  test('a BIGINT key beyond what a point read can hold is left out', () => {
+    const map8 = event(EventType.TABLE_MAP, tableMapBody([8], [], fullMetadata(['id'], [0])));
+    const big = readTableColumns(map8, map8.length - 4)!;
+    const value = (n: bigint): Buffer => {
+      const bytes = Buffer.alloc(9);
+      bytes.writeBigUInt64LE(n, 1);
+      return bytes;
+    };
+    const keys: number[] = [];
+    const rows = event(
+      EventType.WRITE_ROWS_V1,
+      Buffer.concat([
+        tableId(42),
+        Buffer.alloc(2),
+        Buffer.from([1, 1]),
+        value(999_999_999_999_999n),
+        value(10n ** 15n),
+        value(2n ** 64n - 1n),
+      ]),
+    );
+    assert.ok(readRowKeys(rows, EventType.WRITE_ROWS_V1, rows.length - 4, big, keys));
+    assert.deepEqual(keys, [999_999_999_999_999]);
   });
 });

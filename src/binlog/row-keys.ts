@@ -1,0 +1,407 @@
+/**
+ * The primary key of each row a row event changed, read from the event itself, so that a write
+ * made elsewhere (or through the proxy, seen again in the log) invalidates the rows it changed
+ * rather than its whole table. What a table's rows look like comes from its table map: the
+ * columns' types and metadata, and, when the server logs them (`binlog_row_metadata=FULL`), the
+ * columns' names and the primary key. Without those the key cannot be told: the follower then
+ * invalidates the table, as before.
+ *
+ * Every reader is bounds-checked and must account for every byte: a table map whose metadata or
+ * a row event whose rows do not come out exactly at the end of the body is not trusted (null or
+ * false), and its table is invalidated whole. Only integer keys are read; any other value is
+ * skipped by its length alone.
+ * @see https://mariadb.com/kb/en/table_map_event/
+ * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
+ */
+import { EVENT_HEADER_LENGTH, EventType } from './binlog-events.ts';
+
+/** The server's column type codes met in table maps (MYSQL_TYPE_*). */
+const T = {
+  TINY: 1,
+  SHORT: 2,
+  LONG: 3,
+  FLOAT: 4,
+  DOUBLE: 5,
+  NULL: 6,
+  TIMESTAMP: 7,
+  LONGLONG: 8,
+  INT24: 9,
+  DATE: 10,
+  TIME: 11,
+  DATETIME: 12,
+  YEAR: 13,
+  NEWDATE: 14,
+  VARCHAR: 15,
+  BIT: 16,
+  TIMESTAMP2: 17,
+  DATETIME2: 18,
+  TIME2: 19,
+  JSON: 245,
+  NEWDECIMAL: 246,
+  ENUM: 247,
+  SET: 248,
+  TINY_BLOB: 249,
+  MEDIUM_BLOB: 250,
+  LONG_BLOB: 251,
+  BLOB: 252,
+  STRING: 254,
+  GEOMETRY: 255,
+} as const;
+
+/** The byte width of the integer types a primary key of a point table can have. */
+const INTEGER_WIDTH = new Map<number, number>([
+  [T.TINY, 1],
+  [T.SHORT, 2],
+  [T.INT24, 3],
+  [T.LONG, 4],
+  [T.LONGLONG, 8],
+]);
+
+/** Optional metadata field types (binlog_row_metadata) this reader uses. */
+const COLUMN_NAME = 4;
+const SIMPLE_PRIMARY_KEY = 8;
+
+/**
+ * A key this large or larger is no point read's value (point-access.ts takes at most 15
+ * digits): writing its row changes no point read but through "some row".
+ */
+export const UNREACHABLE_KEY = 1e15;
+
+/** The shape of a table's rows, as its table map gives it. */
+export interface TableColumns {
+  types: Uint8Array;
+  /** Each column's metadata as one number (see columnMetadata). */
+  meta: Uint16Array;
+  /**
+   * The primary key when it is one integer column: its index and its name (as the log spells
+   * it, lowercased). Null without `binlog_row_metadata=FULL`, or for any other key.
+   */
+  key: { index: number; name: string; width: number } | null;
+  /** The map names its columns: the server logs `binlog_row_metadata=FULL`. */
+  named: boolean;
+}
+
+/** A packed (length-encoded) integer at `at` within `end`, or null. */
+function packedInt(bytes: Buffer, at: number, end: number): { value: number; end: number } | null {
+  if (at >= end) return null;
+  const first = bytes[at]!;
+  if (first < 0xfb) return { value: first, end: at + 1 };
+  const size = first === 0xfc ? 2 : first === 0xfd ? 3 : first === 0xfe ? 8 : 0;
+  if (size === 0 || at + 1 + size > end) return null;
+  const value = size === 8 ? Number(bytes.readBigUInt64LE(at + 1)) : bytes.readUIntLE(at + 1, size);
+  return { value, end: at + 1 + size };
+}
+
+/**
+ * One column's metadata from the table map's metadata block at `at`: its value and how many
+ * bytes it took, or null for a type this reader does not know (the table is then not read).
+ * The layouts are the server's (table_def): big-endian pairs for strings and decimals,
+ * little-endian for VARCHAR and BIT.
+ */
+function columnMetadata(type: number, bytes: Buffer, at: number): [number, number] | null {
+  switch (type) {
+    case T.TINY:
+    case T.SHORT:
+    case T.LONG:
+    case T.NULL:
+    case T.TIMESTAMP:
+    case T.LONGLONG:
+    case T.INT24:
+    case T.DATE:
+    case T.TIME:
+    case T.DATETIME:
+    case T.YEAR:
+    case T.NEWDATE:
+      return [0, 0];
+    case T.FLOAT:
+    case T.DOUBLE:
+    case T.TIMESTAMP2:
+    case T.DATETIME2:
+    case T.TIME2:
+    case T.JSON:
+    case T.TINY_BLOB:
+    case T.MEDIUM_BLOB:
+    case T.LONG_BLOB:
+    case T.BLOB:
+    case T.GEOMETRY:
+      return [bytes[at]!, 1];
+    case T.VARCHAR:
+    case T.BIT:
+      return [bytes[at]! | (bytes[at + 1]! << 8), 2];
+    case T.NEWDECIMAL:
+    case T.ENUM:
+    case T.SET:
+    case T.STRING:
+      return [(bytes[at]! << 8) | bytes[at + 1]!, 2];
+    default:
+      return null;
+  }
+}
+
+/**
+ * The columns of a table map event (bytes up to `bodyEnd`), or null when the event does not
+ * come out exactly or names a type this reader does not know.
+ */
+export function readTableColumns(event: Buffer, bodyEnd: number): TableColumns | null {
+  const body = event.subarray(0, bodyEnd);
+  // Post-header: table id (6) and flags (2); the schema and table names, each with a length
+  // byte before and a NUL after.
+  let at = EVENT_HEADER_LENGTH + 8;
+  if (at >= bodyEnd) return null;
+  at += body[at]! + 2;
+  if (at >= bodyEnd) return null;
+  at += body[at]! + 2;
+  const count = packedInt(body, at, bodyEnd);
+  if (count === null || count.end + count.value > bodyEnd) return null;
+  const types = Uint8Array.from(body.subarray(count.end, count.end + count.value));
+  at = count.end + count.value;
+  const metaLength = packedInt(body, at, bodyEnd);
+  if (metaLength === null || metaLength.end + metaLength.value > bodyEnd) return null;
+  const meta = new Uint16Array(types.length);
+  let metaAt = metaLength.end;
+  const metaEnd = metaAt + metaLength.value;
+  for (let i = 0; i < types.length; i++) {
+    const read = columnMetadata(types[i]!, body, metaAt);
+    if (read === null) return null;
+    meta[i] = read[0];
+    metaAt += read[1];
+    if (metaAt > metaEnd) return null;
+  }
+  if (metaAt !== metaEnd) return null;
+  // The columns' NULL-ability bitmap, then the optional metadata to the end.
+  at = metaEnd + ((types.length + 7) >> 3);
+  if (at > bodyEnd) return null;
+  let names: string[] | null = null;
+  let primaryKey: number[] | null = null;
+  while (at < bodyEnd) {
+    const fieldType = body[at]!;
+    const length = packedInt(body, at + 1, bodyEnd);
+    if (length === null || length.end + length.value > bodyEnd) return null;
+    const fieldEnd = length.end + length.value;
+    if (fieldType === COLUMN_NAME) names = readNames(body, length.end, fieldEnd);
+    else if (fieldType === SIMPLE_PRIMARY_KEY) primaryKey = readIndexes(body, length.end, fieldEnd);
+    at = fieldEnd;
+  }
+  let key: TableColumns['key'] = null;
+  if (names !== null && names.length === types.length && primaryKey?.length === 1) {
+    const index = primaryKey[0]!;
+    const width = INTEGER_WIDTH.get(types[index] ?? -1);
+    if (width !== undefined) key = { index, name: names[index]!.toLowerCase(), width };
+  }
+  return { types, meta, key, named: names !== null };
+}
+
+/** COLUMN_NAME: each name a packed length and its bytes (UTF-8, read as the metadata's form). */
+function readNames(body: Buffer, from: number, end: number): string[] | null {
+  const names: string[] = [];
+  let at = from;
+  while (at < end) {
+    const length = packedInt(body, at, end);
+    if (length === null || length.end + length.value > end) return null;
+    names.push(body.toString('latin1', length.end, length.end + length.value));
+    at = length.end + length.value;
+  }
+  return names;
+}
+
+/** SIMPLE_PRIMARY_KEY: the key's column indexes, each a packed integer. */
+function readIndexes(body: Buffer, from: number, end: number): number[] | null {
+  const indexes: number[] = [];
+  let at = from;
+  while (at < end) {
+    const index = packedInt(body, at, end);
+    if (index === null) return null;
+    indexes.push(index.value);
+    at = index.end;
+  }
+  return indexes;
+}
+
+/** DECIMAL's bytes for 0–9 leftover digits (the server's dig2bytes). */
+const DECIMAL_DIGIT_BYTES = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
+
+function decimalLength(precision: number, scale: number): number {
+  const whole = precision - scale;
+  return (
+    ((whole / 9) | 0) * 4 +
+    DECIMAL_DIGIT_BYTES[whole % 9]! +
+    ((scale / 9) | 0) * 4 +
+    DECIMAL_DIGIT_BYTES[scale % 9]!
+  );
+}
+
+/** A little-endian length of `size` bytes at `at`, or -1 past `end`. */
+function lengthPrefix(body: Buffer, at: number, size: number, end: number): number {
+  if (size < 1 || size > 4 || at + size > end) return -1;
+  return size + body.readUIntLE(at, size);
+}
+
+/**
+ * How many bytes the value of a column of `type` and `meta` at `at` takes in a row image (the
+ * server's calc_field_size); -1 when it cannot be told.
+ */
+function valueLength(type: number, meta: number, body: Buffer, at: number, end: number): number {
+  switch (type) {
+    case T.TINY:
+    case T.YEAR:
+      return 1;
+    case T.SHORT:
+      return 2;
+    case T.INT24:
+    case T.DATE:
+    case T.NEWDATE:
+    case T.TIME:
+      return 3;
+    case T.LONG:
+    case T.TIMESTAMP:
+      return 4;
+    case T.LONGLONG:
+    case T.DATETIME:
+      return 8;
+    case T.NULL:
+      return 0;
+    case T.FLOAT:
+    case T.DOUBLE:
+      return meta;
+    case T.TIMESTAMP2:
+      return 4 + ((meta + 1) >> 1);
+    case T.DATETIME2:
+      return 5 + ((meta + 1) >> 1);
+    case T.TIME2:
+      return 3 + ((meta + 1) >> 1);
+    case T.NEWDECIMAL:
+      return decimalLength(meta >> 8, meta & 0xff);
+    case T.BIT:
+      return (meta >> 8) + ((meta & 0xff) > 0 ? 1 : 0);
+    case T.VARCHAR:
+      return lengthPrefix(body, at, meta > 255 ? 2 : 1, end);
+    case T.JSON:
+    case T.TINY_BLOB:
+    case T.MEDIUM_BLOB:
+    case T.LONG_BLOB:
+    case T.BLOB:
+    case T.GEOMETRY:
+      return lengthPrefix(body, at, meta, end);
+    case T.ENUM:
+    case T.SET:
+      return meta & 0xff;
+    case T.STRING: {
+      const real = meta >> 8;
+      if (real === T.ENUM || real === T.SET) return meta & 0xff;
+      // A CHAR's byte length keeps its two high bits in the real type's byte, inverted.
+      const maxLength = (((meta >> 4) & 0x300) ^ 0x300) + (meta & 0xff);
+      return lengthPrefix(body, at, maxLength > 255 ? 2 : 1, end);
+    }
+    default:
+      return -1;
+  }
+}
+
+/** The number of set bits of the bitmap of `columns` bits at `at`. */
+function countBits(body: Buffer, at: number, columns: number): number {
+  let count = 0;
+  for (let i = 0; i < columns; i++) if ((body[at + (i >> 3)]! & (1 << (i & 7))) !== 0) count++;
+  return count;
+}
+
+function isSet(body: Buffer, at: number, bit: number): boolean {
+  return (body[at + (bit >> 3)]! & (1 << (bit & 7))) !== 0;
+}
+
+/** Where a row image read by readImage ended, and the key found in it. */
+const image = { end: 0, key: -1, hasKey: false };
+
+/**
+ * One row image from `at`: the NULL bitmap of its present columns, then their values. Sets
+ * `image`; false when it runs past `end` or a value's length cannot be told.
+ */
+function readImage(
+  body: Buffer,
+  at: number,
+  end: number,
+  columns: TableColumns,
+  present: number,
+): boolean {
+  const { types, meta } = columns;
+  const count = types.length;
+  const keyIndex = columns.key!.index;
+  const nulls = at;
+  let nullBit = 0;
+  at += (countBits(body, present, count) + 7) >> 3;
+  if (at > end) return false;
+  image.hasKey = false;
+  image.key = -1;
+  for (let i = 0; i < count; i++) {
+    if (!isSet(body, present, i)) continue;
+    if (isSet(body, nulls, nullBit++)) continue;
+    const length = valueLength(types[i]!, meta[i]!, body, at, end);
+    if (length < 0 || at + length > end) return false;
+    if (i === keyIndex) {
+      image.hasKey = true;
+      image.key = keyValue(body, at, length);
+    }
+    at += length;
+  }
+  image.end = at;
+  return true;
+}
+
+/** An integer key of `width` bytes, read unsigned: UNREACHABLE_KEY when at least that large. */
+function keyValue(body: Buffer, at: number, width: number): number {
+  // Signed or not, the unsigned reading is the value or a number no point read can hold (a
+  // negative key reads as 2^(8·width) plus it, beyond the column's signed range): marking its
+  // row is harmless, and the signedness need not be known.
+  if (width < 8) return body.readUIntLE(at, width);
+  const high = body.readUInt32LE(at + 4);
+  const value = high * 2 ** 32 + body.readUInt32LE(at);
+  return high >= 2 ** 21 || value >= UNREACHABLE_KEY ? UNREACHABLE_KEY : value;
+}
+
+/**
+ * The keys of the rows a row event (`type`, bytes up to `bodyEnd`) changed, pushed onto `keys`:
+ * an inserted row's, a deleted row's, an updated row's before and (when it changed) after.
+ * Keys of UNREACHABLE_KEY or more are left out. False when the event cannot be read to its
+ * end, or a row's key is missing: the table must then be invalidated whole.
+ */
+export function readRowKeys(
+  event: Buffer,
+  type: number,
+  bodyEnd: number,
+  columns: TableColumns,
+  keys: number[],
+): boolean {
+  if (columns.key === null) return false;
+  const body = event.subarray(0, bodyEnd);
+  const v2 = type >= EventType.WRITE_ROWS_V2 && type <= EventType.DELETE_ROWS_V2;
+  const update = type === EventType.UPDATE_ROWS_V1 || type === EventType.UPDATE_ROWS_V2;
+  if (!v2 && !(type >= EventType.WRITE_ROWS_V1 && type <= EventType.DELETE_ROWS_V1)) return false;
+  // Post-header: table id (6), flags (2); a v2 event then has extra data, its length first
+  // (counting itself).
+  let at = EVENT_HEADER_LENGTH + 8;
+  if (v2) {
+    if (at + 2 > bodyEnd) return false;
+    const extra = body.readUInt16LE(at);
+    if (extra < 2) return false;
+    at += extra;
+  }
+  const count = packedInt(body, at, bodyEnd);
+  if (count === null || count.value !== columns.types.length) return false;
+  const bitmapLength = (count.value + 7) >> 3;
+  const before = count.end;
+  const after = update ? before + bitmapLength : before;
+  at = after + bitmapLength;
+  if (at > bodyEnd) return false;
+  while (at < bodyEnd) {
+    if (!readImage(body, at, bodyEnd, columns, before)) return false;
+    at = image.end;
+    if (!image.hasKey) return false;
+    const key = image.key;
+    if (key < UNREACHABLE_KEY) keys.push(key);
+    if (!update) continue;
+    if (!readImage(body, at, bodyEnd, columns, after)) return false;
+    at = image.end;
+    // Absent from the after image (binlog_row_image=MINIMAL): the key did not change.
+    if (image.hasKey && image.key !== key && image.key < UNREACHABLE_KEY) keys.push(image.key);
+  }
+  return at === bodyEnd;
+}
