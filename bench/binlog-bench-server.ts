@@ -8,7 +8,12 @@ import type { EphemeralServer } from '../src/upstream/ephemeral-server.ts';
 
 export const BENCH_DB = 'nc_binlog_bench';
 
+/**
+ * BINLOG_ROW_METADATA (NO_LOG, MINIMAL or FULL; the server's default, NO_LOG, when unset): with
+ * FULL the follower reads each row's key and invalidates by row.
+ */
 export function startLogBinServer(): Promise<EphemeralServer> {
+  const rowMetadata = process.env['BINLOG_ROW_METADATA'];
   return startEphemeralServer({
     serverOptions: {
       log_bin: 'binlog',
@@ -16,6 +21,7 @@ export function startLogBinServer(): Promise<EphemeralServer> {
       binlog_format: 'ROW',
       sync_binlog: 0,
       innodb_flush_log_at_trx_commit: 0,
+      ...(rowMetadata === undefined ? {} : { binlog_row_metadata: rowMetadata }),
     },
   });
 }

@@ -12,7 +12,9 @@
 # Environment: BACKEND (host:port, default 127.0.0.1:3306), TABLE_SIZE (default 100000),
 # INSERT_RATE (default 200: writes a second), CACHE (default 64M), WORKERS (default 2), OTHER;
 # READER (default oltp_point_select; bench/in-list-select.lua reads ten rows by an IN list of
-# their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key).
+# their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key);
+# WRITES_TO=direct sends the writes straight to the server, beside the target's reads: writes made
+# elsewhere, which nicecache sees only through the binlog follower (a BACKEND with log_bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -28,6 +30,7 @@ workers=${WORKERS:-2}
 other=${OTHER:-}
 reader=${READER:-oltp_point_select}
 writer=${WRITER:-oltp_insert}
+writes_to=${WRITES_TO:-target}
 db=nc_insert_mix
 host=${backend%:*}
 port=${backend##*:}
@@ -75,7 +78,7 @@ hits() {
 per_second() { awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }'; }
 total() { awk '/queries:/ && !/performed/ { print $2 }'; }
 
-echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s (to the $writes_to), $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
 echo
 echo "| round | target | reads/s | writes/s | hit ratio | proxy CPU µs/query |"
 echo "|---|---|---|---|---|---|"
@@ -97,7 +100,9 @@ for round in $(seq 1 "$rounds"); do
     fi
     inserts_log=$(mktemp)
     logs+=("$inserts_log")
-    sb "$writer" "${!p}" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
+    writer_port=${!p}
+    [ "$writes_to" = direct ] && writer_port=$direct_port
+    sb "$writer" "$writer_port" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
     inserter=$!
     reads=$(sb "$reader" "${!p}" --threads=8)
     wait "$inserter"
