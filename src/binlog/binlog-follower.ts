@@ -177,9 +177,13 @@ class OpenTransaction {
   writeRows(name: string, table: TableRef, column: string, keys: readonly number[]): void {
     if (this.tables.has(name)) return;
     let changed = this.rows.get(name);
-    if (changed === undefined || changed.column !== column) {
+    if (changed === undefined) {
       changed = { table, column, keys: new Set() };
       this.rows.set(name, changed);
+    } else if (changed.column !== column) {
+      // Keyed by another column since (a schema change within the transaction): the whole table.
+      this.writeTable(name, table);
+      return;
     }
     for (const key of keys) changed.keys.add(key);
     if (changed.keys.size > MAX_ROW_KEYS) this.writeTable(name, table);

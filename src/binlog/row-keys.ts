@@ -13,40 +13,11 @@
  * @see https://mariadb.com/kb/en/table_map_event/
  * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
  */
+import { ColumnType } from '../protocol/constants.ts';
 import { EVENT_HEADER_LENGTH, EventType } from './binlog-events.ts';
 
-/** The server's column type codes met in table maps (MYSQL_TYPE_*). */
-const T = {
-  TINY: 1,
-  SHORT: 2,
-  LONG: 3,
-  FLOAT: 4,
-  DOUBLE: 5,
-  NULL: 6,
-  TIMESTAMP: 7,
-  LONGLONG: 8,
-  INT24: 9,
-  DATE: 10,
-  TIME: 11,
-  DATETIME: 12,
-  YEAR: 13,
-  NEWDATE: 14,
-  VARCHAR: 15,
-  BIT: 16,
-  TIMESTAMP2: 17,
-  DATETIME2: 18,
-  TIME2: 19,
-  JSON: 245,
-  NEWDECIMAL: 246,
-  ENUM: 247,
-  SET: 248,
-  TINY_BLOB: 249,
-  MEDIUM_BLOB: 250,
-  LONG_BLOB: 251,
-  BLOB: 252,
-  STRING: 254,
-  GEOMETRY: 255,
-} as const;
+/** The server's type codes (MYSQL_TYPE_*), as table maps give them. */
+const T = ColumnType;
 
 /** The byte width of the integer types a primary key of a point table can have. */
 const INTEGER_WIDTH = new Map<number, number>([

@@ -6,30 +6,11 @@
  * @see https://mariadb.com/kb/en/com_stmt_execute/
  */
 import { EXECUTE_HEADER_LENGTH } from './command-fields.ts';
+import { ColumnType } from './constants.ts';
 import { readLenencBytes } from './lenenc.ts';
 
-/** The binary protocol's parameter types this module reads (MYSQL_TYPE_*). */
-const Type = {
-  DECIMAL: 0,
-  TINY: 1,
-  SHORT: 2,
-  LONG: 3,
-  FLOAT: 4,
-  DOUBLE: 5,
-  NULL: 6,
-  TIMESTAMP: 7,
-  LONGLONG: 8,
-  INT24: 9,
-  DATE: 10,
-  TIME: 11,
-  DATETIME: 12,
-  YEAR: 13,
-  VARCHAR: 15,
-  BIT: 16,
-  JSON: 245,
-  NEWDECIMAL: 246,
-  GEOMETRY: 255,
-} as const;
+/** The binary protocol's parameter types (MYSQL_TYPE_*). */
+const Type = ColumnType;
 
 /** The unsigned flag of a parameter type's second byte. */
 const UNSIGNED = 0x80;
