@@ -686,6 +686,20 @@ describe('row events that name their primary key (binlog_row_metadata=FULL)', ()
     assert.equal(await servedOnce(row(8)), false, 'a bulk write invalidates the whole table');
   });
 
+  test("rows logged without their columns' names: said once, naming the setting", async () => {
+    const unnamed = /binlog_row_metadata is not FULL.*SET GLOBAL binlog_row_metadata = FULL/g;
+    assert.equal(keyed.log().match(unnamed), null, 'every row event so far named its columns');
+    await direct.query("SET GLOBAL binlog_row_metadata = 'NO_LOG'");
+    try {
+      await direct.query(`UPDATE ${t} SET n = n + 1 WHERE id = 8`);
+      await direct.query(`UPDATE ${t} SET n = n + 1 WHERE id = 8`);
+      await caughtUp(client);
+    } finally {
+      await direct.query("SET GLOBAL binlog_row_metadata = 'FULL'");
+    }
+    assert.equal(keyed.log().match(unnamed)?.length, 1, keyed.log());
+  });
+
   test("a cascading foreign key's rows (not in the log): the child is invalidated", async () => {
     const readChild = `SELECT id, p FROM ${child} WHERE id = 1`;
     const old = await cached(readChild, client, client);
