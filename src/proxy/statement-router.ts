@@ -47,6 +47,7 @@ import type { OwedCommits } from './owed-commits.ts';
 import { EVERYTHING, METADATA_WAIT_MS, qualify } from './schema-catalog.ts';
 import type { PointRead, SchemaCatalog } from './schema-catalog.ts';
 import { probeSql, readProbe } from './session-probe.ts';
+import { writeFactsOf } from './write-facts.ts';
 import type { Isolation, SessionSnapshot } from './session-probe.ts';
 import type {
   ClassifyMode,
@@ -2241,7 +2242,9 @@ export class StatementRouter {
       return schemaChange ? { slots: null, everything: false, schemaChange, leavesPrograms } : null;
     }
     const facts =
-      writes === info.writes && rowSlots === null ? this.#writeFacts(entry, schema) : null;
+      writes === info.writes && rowSlots === null
+        ? writeFactsOf(this.#worker.catalog, entry, schema)
+        : null;
     const slots =
       facts !== null
         ? facts.writeSlots!
@@ -2316,46 +2319,10 @@ export class StatementRouter {
   #readsMayWrite(entry: MemoEntry, schema: string | null): boolean {
     const catalog = this.#worker.catalog;
     if (catalog.generation < 0) return catalog.readsMayWrite(entry.info.reads, schema);
-    if (entry.info.kind !== 'select') return this.#writeFacts(entry, schema).writeReadsMayWrite;
+    if (entry.info.kind !== 'select')
+      return writeFactsOf(this.#worker.catalog, entry, schema).writeReadsMayWrite;
     this.#readSlots(entry, schema);
     return entry.readMayWrite;
-  }
-
-  /**
-   * `entry` with what a write's tables come to (its write slots, whether its reads may write)
-   * for `schema` under the metadata loaded now, computed once per schema and load as the read
-   * slots are (#readSlots): a text of the same shape shares them (statement-memo.ts). While the
-   * metadata is not trusted they are computed every time and kept for no one.
-   */
-  #writeFacts(entry: MemoEntry, schema: string | null): MemoEntry {
-    const catalog = this.#worker.catalog;
-    const generation = catalog.generation;
-    if (entry.writeGeneration === generation && entry.writeSchema === schema && generation >= 0)
-      return entry;
-    entry.writeSlots = catalog.writeSlots(
-      entry.info.writes,
-      schema,
-      entry.info.point,
-      entry.pointValues,
-    );
-    entry.writeOwnSlots = null;
-    // Rows added to a point table: its "some row" and "new rows", and the table for the writing
-    // session's own reads; unless the write is bounded to its one row already.
-    if (
-      entry.info.addsRowsOnly &&
-      catalog.pointWriteSlots(entry.info.writes, schema, entry.info.point, entry.pointValues) ===
-        null
-    ) {
-      const added = catalog.rowsAddedTo(entry.info.writes, schema);
-      if (added !== null) {
-        entry.writeSlots = added.slots;
-        entry.writeOwnSlots = Int32Array.of(added.tableSlot);
-      }
-    }
-    entry.writeReadsMayWrite = catalog.readsMayWrite(entry.info.reads, schema);
-    entry.writeGeneration = generation;
-    entry.writeSchema = schema;
-    return entry;
   }
 
   #trackTemporary(info: StatementInfo, schema: string | null): void {
