@@ -123,16 +123,32 @@ export interface QueryEvent {
   schema: string;
   /** The session's sql_mode, or null when the status variables could not be read up to it. */
   sqlMode: bigint | null;
+  /**
+   * The collation id of the session's character_set_client, which the server read the text in;
+   * null when the status variables could not be read up to it.
+   */
+  clientCollation: number | null;
   /** The statement text as the server logged it. */
   sql: string;
 }
 
-/** Query status variable codes and the lengths of the fixed-size ones met before sql_mode. */
+/**
+ * Query status variable codes: those the server writes before the character set (MariaDB's
+ * Query_log_event::write: flags, sql_mode, catalog, auto_increment, then the character set).
+ */
 const Q_FLAGS2 = 0;
 const Q_SQL_MODE = 1;
+/** Before MySQL 5.0.4: length, name, NUL. */
+const Q_CATALOG = 2;
+const Q_AUTO_INCREMENT = 3;
+/** character_set_client, collation_connection, collation_server: 2 bytes each. */
+const Q_CHARSET = 4;
+/** Length, name. */
+const Q_CATALOG_NZ = 6;
 
+/** sql_mode's bits (the server's MODE_* flags): ANSI_QUOTES is 4, NO_BACKSLASH_ESCAPES 1 << 20. */
 export const SQL_MODE_ANSI_QUOTES = 1n << 2n;
-export const SQL_MODE_NO_BACKSLASH_ESCAPES = 1n << 21n;
+export const SQL_MODE_NO_BACKSLASH_ESCAPES = 1n << 20n;
 
 /**
  * A query event (or MariaDB's compressed one): post-header thread id (4), execution time (4),
@@ -161,26 +177,71 @@ export function readQueryEvent(
   } else sql = sqlBytes.toString('latin1');
   // Read as the router reads a client's statement: byte by byte (the client's character set is
   // not looked up, so no non-ASCII name in it is resolved); the schema's name in metadata form.
+  const status = readStatusVariables(event, statusStart, schemaStart);
   return {
     schema: event.toString('latin1', schemaStart, schemaStart + schemaLength),
-    sqlMode: readSqlMode(event, statusStart, schemaStart),
+    sqlMode: status.sqlMode,
+    clientCollation: status.clientCollation,
     sql,
   };
 }
 
 /**
- * sql_mode from the status variables. The server writes FLAGS2 and SQL_MODE first; any other
- * code before them has a length this reader does not assume, so the mode is then unknown.
+ * sql_mode and the client's character set from the status variables, walked code by code up to
+ * the character set. A code this reader does not know has a length it does not assume: what
+ * comes after it is then unknown (null), as is what the event does not carry.
  */
-function readSqlMode(event: Buffer, from: number, to: number): bigint | null {
+function readStatusVariables(
+  event: Buffer,
+  from: number,
+  to: number,
+): { sqlMode: bigint | null; clientCollation: number | null } {
+  let sqlMode: bigint | null = null;
   let at = from;
   while (at < to) {
     const code = event[at]!;
     if (code === Q_FLAGS2) at += 5;
-    else if (code === Q_SQL_MODE) return at + 9 <= to ? event.readBigUInt64LE(at + 1) : null;
-    else return null;
+    else if (code === Q_SQL_MODE) {
+      if (at + 9 > to) break;
+      sqlMode = event.readBigUInt64LE(at + 1);
+      at += 9;
+    } else if (code === Q_CATALOG) {
+      if (at + 1 >= to) break;
+      at += 2 + event[at + 1]! + 1;
+    } else if (code === Q_CATALOG_NZ) {
+      if (at + 1 >= to) break;
+      at += 2 + event[at + 1]!;
+    } else if (code === Q_AUTO_INCREMENT) at += 5;
+    else if (code === Q_CHARSET) {
+      if (at + 7 > to) break;
+      return { sqlMode, clientCollation: event.readUInt16LE(at + 1) };
+    } else break;
   }
-  return null;
+  return { sqlMode, clientCollation: null };
+}
+
+/**
+ * Collation ids (MariaDB's and MySQL's) of the client character sets in which a multi-byte
+ * character may end in a byte that reads as a backslash or a quote: big5, cp932, gbk, sjis and
+ * MySQL's gb18030. A statement logged in one of them may not read, byte by byte, as the server
+ * read it.
+ */
+const AMBIGUOUS_CLIENT_COLLATIONS: ReadonlySet<number> = new Set(
+  Object.values({
+    big5: [1, 84, 1025, 1108],
+    sjis: [13, 88, 1037, 1112],
+    gbk: [28, 87, 1052, 1111],
+    cp932: [95, 96, 1119, 1120],
+    gb18030: [248, 249, 250],
+  }).flat(),
+);
+
+/**
+ * Can the statement's bytes be read one by one, as the classifier reads them, and mean what the
+ * server read? Not when its character set is one of the above, or is not known.
+ */
+export function readsByteByByte(clientCollation: number | null): boolean {
+  return clientCollation !== null && !AMBIGUOUS_CLIENT_COLLATIONS.has(clientCollation);
 }
 
 /**

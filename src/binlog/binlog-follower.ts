@@ -4,12 +4,14 @@
  * way a write through the proxy announces its own, so results read before a write made
  * elsewhere stop being served once the follower has seen it.
  *
- * - A transaction's tables are collected from its GTID event to its XID (or COMMIT) and
+ * - A transaction's writes are collected from its GTID event to its XID (or COMMIT) and
  *   invalidated at once: table maps name the tables of row events; statements (statement-based
- *   or mixed logging, DDL, account statements) go through the classifier, as if sent through
- *   the proxy. Tables become slots through the schema catalog, which adds what triggers and
- *   cascading foreign keys write (cascades are not logged). What cannot be read invalidates
- *   everything.
+ *   or mixed logging, DDL, account statements) go through the classifier and mark what the same
+ *   text sent through the proxy marks (write-facts.ts): a point write its rows, an INSERT that
+ *   only adds rows its table's "new rows", any other its tables. Tables become slots through
+ *   the schema catalog, which adds what triggers, stored functions and cascading foreign keys
+ *   write (none of which statement-based logging logs). What cannot be read, or not read as the
+ *   server read it, invalidates everything.
  * - Rows: where the table map tells the primary key (`binlog_row_metadata=FULL`) and the catalog
  *   takes it as the table's point column, a row event's keys are read (row-keys.ts) and only
  *   those rows and the table's "some row" are invalidated, as a point write through the proxy
@@ -32,10 +34,11 @@ import { PacketHeader } from '../protocol/constants.ts';
 import { readErr } from '../protocol/generic-packets.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
 import type { Logger } from '../proxy/log.ts';
-import { EVERYTHING, qualify } from '../proxy/schema-catalog.ts';
+import { EVERYTHING } from '../proxy/schema-catalog.ts';
 import type { AdminAccount, RowWrite, SchemaCatalog } from '../proxy/schema-catalog.ts';
 import { StatementMemo } from '../proxy/statement-memo.ts';
-import type { ClassifyMode } from '../proxy/statement-memo.ts';
+import type { ClassifyMode, MemoEntry } from '../proxy/statement-memo.ts';
+import { writeFactsOf } from '../proxy/write-facts.ts';
 import { normalizeName } from '../sql/table-ref.ts';
 import { NameEncoding, isAscii } from '../sql/name-encoding.ts';
 import type { TableRef } from '../sql/table-ref.ts';
@@ -54,6 +57,7 @@ import {
   readGtidEvent,
   readQueryEvent,
   readTableId,
+  readsByteByByte,
   readRotateFileName,
   readTableMap,
 } from './binlog-events.ts';
@@ -163,6 +167,9 @@ class OpenTransaction {
   readonly tables = new Map<string, TableRef>();
   /** Tables of which only the rows read from row events were written (not in `tables`). */
   readonly rows = new Map<string, ChangedRows>();
+  /** The data statements logged as statements, and the default database each ran in. */
+  readonly statements: MemoEntry[] = [];
+  readonly statementSchemas: Array<string | null> = [];
   everything = false;
   schemaChange = false;
   gtid: GtidEvent | null = null;
@@ -192,6 +199,8 @@ class OpenTransaction {
   reset(gtid: GtidEvent | null): void {
     this.tables.clear();
     this.rows.clear();
+    this.statements.length = 0;
+    this.statementSchemas.length = 0;
     this.everything = false;
     this.schemaChange = false;
     this.gtid = gtid;
@@ -578,18 +587,16 @@ export class BinlogFollower {
       default:
         break;
     }
-    if (
-      (query.sqlMode === null && !entry.modeIndependent) ||
-      info.writesEverything ||
-      info.control?.kind === 'xa-commit'
-    ) {
+    // Read byte by byte, as the server read it only where its sql_mode and character set are
+    // known and leave no doubt about where its strings end: else a string misread could hide a
+    // table, or bound the write to another row than the server's.
+    const misread =
+      !entry.modeIndependent && (query.sqlMode === null || !readsByteByByte(query.clientCollation));
+    if (misread || info.writesEverything || info.control?.kind === 'xa-commit') {
       transaction.everything = true;
     } else {
-      for (const table of info.writes) {
-        const name = qualify(table, schema);
-        if (name === null) transaction.everything = true;
-        else transaction.writeTable(name, { schema: table.schema ?? schema, name: table.name });
-      }
+      transaction.statements.push(entry);
+      transaction.statementSchemas.push(schema);
     }
     if (
       !info.temporary &&
@@ -630,6 +637,14 @@ export class BinlogFollower {
           break;
         }
       }
+    }
+    const statements = transaction.statements;
+    for (let i = 0; i < statements.length && !everything; i++) {
+      everything = !this.#markStatement(
+        statements[i]!,
+        transaction.statementSchemas[i]!,
+        batch.slots,
+      );
     }
     // Slots first, while the catalog still trusts its metadata; then DDL makes it reload.
     if (transaction.schemaChange) {
@@ -689,6 +704,21 @@ export class BinlogFollower {
     }
     slots.push(write.someRowSlot);
     for (const key of changed.keys) slots.push(catalog.rowSlotOfInteger(write, key));
+    return true;
+  }
+
+  /**
+   * Pushes what a statement read from the log marks, as the same text sent through the proxy
+   * would (write-facts.ts). False for everything: the metadata is not trusted, a name cannot be
+   * traced, or a view it reads calls a stored function that may write (whose writes statement-
+   * based logging does not log: the replica runs the function again).
+   */
+  #markStatement(entry: MemoEntry, schema: string | null, slots: number[]): boolean {
+    if (!this.#memosCurrent()) return false;
+    const facts = writeFactsOf(this.#options.catalog, entry, schema);
+    const written = facts.writeSlots;
+    if (facts.writeReadsMayWrite || written === null || written === EVERYTHING) return false;
+    for (let i = 0; i < written.length; i++) slots.push(written[i]!);
     return true;
   }
 

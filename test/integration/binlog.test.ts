@@ -525,6 +525,28 @@ function dataChanges(format: 'ROW' | 'MIXED' | 'STATEMENT'): void {
       await direct.query(`DROP TRIGGER ${DB}.copy_${format.toLowerCase()}`);
     });
 
+    test('a stored function that a view calls writes another table', async () => {
+      const lower = format.toLowerCase();
+      const f = `${DB}.add_row_${lower}`;
+      const v = `${DB}.calls_${lower}`;
+      await freshTable(t);
+      await freshTable(u);
+      await direct.query(`DROP VIEW IF EXISTS ${v}`);
+      await direct.query(`DROP FUNCTION IF EXISTS ${f}`);
+      await direct.query(
+        `CREATE FUNCTION ${f}() RETURNS INT DETERMINISTIC MODIFIES SQL DATA ` +
+          `BEGIN INSERT INTO ${u} VALUES (99, 'by the function'); RETURN 1; END`,
+      );
+      await direct.query(`CREATE VIEW ${v} AS SELECT ${f}() AS x`);
+      const readU = `SELECT id, v FROM ${u} ORDER BY id`;
+      const old = await cached(readU);
+      // Logged as this statement alone under STATEMENT: the function's write is not logged.
+      await direct.query(`INSERT INTO ${t} (id, v) SELECT 50, x FROM ${v}`);
+      await becomesFresh(readU, old);
+      await direct.query(`DROP VIEW ${v}`);
+      await direct.query(`DROP FUNCTION ${f}`);
+    });
+
     test("a cascading foreign key's write (not in the binary log)", async () => {
       const parent = `${DB}.parent_${format.toLowerCase()}`;
       const child = `${DB}.child_${format.toLowerCase()}`;
@@ -575,8 +597,10 @@ describe('a compressed binary log (log_bin_compress)', () => {
   }
 });
 
-describe('row events that name their primary key (binlog_row_metadata=FULL)', () => {
+describe('writes read from the log, bounded to their rows', () => {
   const t = `${DB}.keyed`;
+  /** Written by statements logged as statements. */
+  const s = `${DB}.stated`;
   const parent = `${DB}.keyed_parent`;
   const child = `${DB}.keyed_child`;
   /** An admin account that may read InnoDB's dictionary (PROCESS): it knows the point columns. */
@@ -584,6 +608,24 @@ describe('row events that name their primary key (binlog_row_metadata=FULL)', ()
   let keyed: ProxyProcess;
   let client: Connection;
   const row = (id: number): string => `SELECT * FROM ${t} WHERE id = ${id}`;
+  const stated = (id: number): string => `SELECT id, n, v FROM ${s} WHERE id = ${id}`;
+
+  /** `s` anew: rows 1 to 8, AUTO_INCREMENT past them. */
+  async function freshStated(): Promise<void> {
+    await direct.query(`DROP TABLE IF EXISTS ${s}`);
+    await direct.query(
+      `CREATE TABLE ${s} (id INT AUTO_INCREMENT PRIMARY KEY, n INT, v VARCHAR(20)) ENGINE=InnoDB`,
+    );
+    const rows = Array.from({ length: 8 }, (_, i) => `(${i + 1}, ${i + 1}, 'row ${i + 1}')`);
+    await direct.query(`INSERT INTO ${s} VALUES ${rows.join(', ')}`);
+  }
+
+  /** Caches each of `reads` through `client`, and returns what each read. */
+  async function cacheAll(reads: readonly string[]): Promise<Map<string, string>> {
+    const old = new Map<string, string>();
+    for (const sql of reads) old.set(sql, await cached(sql, client, client));
+    return old;
+  }
 
   /** Reads `sql` once through `client`: was it served from the cache? */
   async function servedOnce(sql: string): Promise<boolean> {
@@ -639,6 +681,7 @@ describe('row events that name their primary key (binlog_row_metadata=FULL)', ()
     await keyed?.stop();
     await direct.query("SET GLOBAL binlog_row_metadata = 'NO_LOG'");
     await direct.query("SET SESSION binlog_row_image = 'FULL'");
+    await direct.query("SET SESSION binlog_format = 'ROW'");
     await direct.query(`DROP USER IF EXISTS '${ADMIN}'@'%'`);
   });
 
@@ -705,6 +748,103 @@ describe('row events that name their primary key (binlog_row_metadata=FULL)', ()
     const old = await cached(readChild, client, client);
     await direct.query(`DELETE FROM ${parent} WHERE id = 1`);
     await becomesFresh(readChild, old, client);
+  });
+
+  for (const format of ['STATEMENT', 'MIXED']) {
+    test(`${format}: a point statement invalidates its rows, and the rows it did not change are still served`, async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+      await freshStated();
+      // 20 and 21 are not there yet: one is added by its key, the other by AUTO_INCREMENT.
+      const changed = [2, 3, 4, 5, 20, 21].map(stated);
+      const untouched = [1, 6, 7, 8].map(stated);
+      const range = `SELECT id, n FROM ${s} WHERE id BETWEEN 1 AND 30 ORDER BY id`;
+      const old = await cacheAll([...changed, ...untouched, range]);
+      await direct.query(`UPDATE ${s} SET n = n + 100 WHERE id = 2`);
+      await direct.query(`DELETE FROM ${s} WHERE id = 3`);
+      await direct.query(`UPDATE ${s} SET v = 'listed' WHERE id IN (4, 5)`);
+      await direct.query(`INSERT INTO ${s} (id, n, v) VALUES (20, 20, 'keyed')`);
+      await direct.query(`INSERT INTO ${s} (n, v) VALUES (21, 'numbered')`);
+      for (const sql of [...changed, range]) await becomesFresh(sql, old.get(sql)!, client);
+      await caughtUp(client);
+      for (const sql of untouched) {
+        assert.ok(await servedOnce(sql), `${sql}: still served after writes to other rows`);
+        assert.equal(JSON.stringify(await client.query(sql)), old.get(sql));
+      }
+    });
+  }
+
+  test('STATEMENT: a write not bounded to one row by its text invalidates its table', async () => {
+    await direct.query("SET SESSION binlog_format = 'STATEMENT'");
+    await freshStated();
+    const old = await cacheAll([1, 6, 7].map(stated));
+    // A column that is not the key.
+    await direct.query(`UPDATE ${s} SET v = 'by n' WHERE n = 7`);
+    await becomesFresh(stated(7), old.get(stated(7))!, client);
+    await caughtUp(client);
+    assert.equal(await servedOnce(stated(1)), false, 'the table, whole');
+    // The key, by a variable the text does not show the value of (logged in its own event).
+    await cached(stated(1), client, client);
+    await direct.query('SET @k = 6');
+    await direct.query(`UPDATE ${s} SET v = 'by @k' WHERE id = @k`);
+    await becomesFresh(stated(6), old.get(stated(6))!, client);
+    await caughtUp(client);
+    assert.equal(await servedOnce(stated(1)), false, 'the table, whole');
+  });
+
+  test('STATEMENT: a backslash in a string, with and without NO_BACKSLASH_ESCAPES', async () => {
+    await direct.query("SET SESSION binlog_format = 'STATEMENT'");
+    await freshStated();
+    const old = await cacheAll([1, 2].map(stated));
+    // Under the server's default mode, \' is a quote within the string, which runs on to the
+    // comment's quote: the write is bounded to row 2. Read as if backslashes did not escape, the
+    // string would end at \' and the write would read as bounded to row 1.
+    const text = `UPDATE ${s} SET v = 'a\\' WHERE id = 1 -- ' WHERE id = 2`;
+    await direct.query(text);
+    await becomesFresh(stated(2), old.get(stated(2))!, client);
+    // With NO_BACKSLASH_ESCAPES the same text writes row 1.
+    await direct.query("SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')");
+    try {
+      await direct.query(text);
+    } finally {
+      await direct.query('SET SESSION sql_mode = DEFAULT');
+    }
+    await becomesFresh(stated(1), old.get(stated(1))!, client);
+  });
+
+  test('STATEMENT in gbk: a text not read as the server read it invalidates everything', async () => {
+    await direct.query("SET SESSION binlog_format = 'STATEMENT'");
+    await freshStated();
+    const gbk = await mariadb.createConnection({
+      host: '127.0.0.1',
+      port: server.port,
+      user: 'root',
+      password: '',
+      database: DB,
+      collation: 'GBK_CHINESE_CI',
+    });
+    try {
+      await gbk.query("SET SESSION binlog_format = 'STATEMENT'");
+      const old = await cacheAll([1, 2].map(stated));
+      await caughtUp(client);
+      const everything = Number(await statusValue('Nicecache_binlog_invalidations_all', client));
+      // In gbk, bytes B5 5C are one character: the server's string ends at the next quote and
+      // the comment hides "WHERE id = 1", so it writes row 2. Read byte by byte, 5C escapes
+      // that quote, the string runs on to the comment's, and the text reads as bounded to row 1.
+      const character = new TextDecoder('gbk').decode(Uint8Array.of(0xb5, 0x5c));
+      await gbk.query(`UPDATE ${s} SET v = '${character}' WHERE id = 2 -- ' WHERE id = 1`);
+      assert.deepEqual(
+        await direct.query(`SELECT id FROM ${s} WHERE v = '${character}'`),
+        [{ id: 2 }],
+        'the server wrote row 2',
+      );
+      await becomesFresh(stated(2), old.get(stated(2))!, client);
+      assert.equal(
+        Number(await statusValue('Nicecache_binlog_invalidations_all', client)),
+        everything + 1,
+      );
+    } finally {
+      await gbk.end();
+    }
   });
 });
 

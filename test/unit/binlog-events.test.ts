@@ -16,6 +16,7 @@ import {
   readEventHeader,
   readGtidEvent,
   readQueryEvent,
+  readsByteByByte,
   readRotateFileName,
   readTableId,
   readTableMap,
@@ -125,8 +126,44 @@ describe('binlog events', () => {
     const odd = event(EventType.QUERY, queryBody('', Buffer.from([12, 0]), Buffer.from('BEGIN')));
     const unknown = readQueryEvent(odd, odd.length - 4, false)!;
     assert.equal(unknown.sqlMode, null);
+    assert.equal(unknown.clientCollation, null);
     assert.equal(unknown.schema, '');
     assert.equal(unknown.sql, 'BEGIN');
+  });
+
+  test("a query event's character set: read past the catalog and auto_increment, and judged", () => {
+    const status = (collation: number | null): Buffer =>
+      Buffer.concat([
+        sqlModeStatus(0n),
+        Buffer.from([6, 3]), // catalog 'std', no NUL
+        Buffer.from('std'),
+        Buffer.from([3, 2, 0, 1, 0]), // auto_increment_increment 2, offset 1
+        ...(collation === null
+          ? []
+          : [Buffer.from([4, collation & 0xff, collation >> 8, 8, 0, 8, 0])]),
+        Buffer.from([5, 6]), // a time zone: after the character set, not read
+        Buffer.from('+00:00'),
+      ]);
+    const collationOf = (collation: number | null): number | null => {
+      const e = event(EventType.QUERY, queryBody('shop', status(collation), Buffer.from('DO 1')));
+      const query = readQueryEvent(e, e.length - 4, false)!;
+      assert.equal(query.sqlMode, 0n);
+      assert.equal(query.sql, 'DO 1');
+      return query.clientCollation;
+    };
+    // utf8mb4_general_ci, latin1_swedish_ci, utf8mb4_uca1400_ai_ci: strings read byte by byte.
+    for (const collation of [45, 8, 2304]) {
+      assert.equal(collationOf(collation), collation);
+      assert.equal(readsByteByByte(collation), true, String(collation));
+    }
+    // gbk_chinese_ci, sjis_nopad_bin, big5_bin, cp932_japanese_ci: a character may end in a
+    // byte that reads as a backslash or a quote.
+    for (const collation of [28, 1112, 84, 95]) {
+      assert.equal(collationOf(collation), collation);
+      assert.equal(readsByteByByte(collation), false, String(collation));
+    }
+    assert.equal(collationOf(null), null, 'not in the event');
+    assert.equal(readsByteByByte(null), false, 'unknown: not read byte by byte');
   });
 
   test("MariaDB's compressed query event", () => {
