@@ -1,5 +1,5 @@
 /**
- * What the binlog benchmarks share: a throwaway MariaDB with a ROW binary log and the
+ * What the binlog benchmarks share: a throwaway MariaDB with a binary log and the
  * durability settings a benchmark wants (no fsync per commit), and the tables of counters
  * their write load updates.
  */
@@ -9,16 +9,18 @@ import type { EphemeralServer } from '../src/upstream/ephemeral-server.ts';
 export const BENCH_DB = 'nc_binlog_bench';
 
 /**
- * BINLOG_ROW_METADATA (NO_LOG, MINIMAL or FULL; the server's default, NO_LOG, when unset): with
- * FULL the follower reads each row's key and invalidates by row.
+ * BINLOG_FORMAT (ROW when unset; STATEMENT or MIXED log statements as their texts, which the
+ * follower classifies). BINLOG_ROW_METADATA (NO_LOG, MINIMAL or FULL; the server's default,
+ * NO_LOG, when unset): with FULL the follower reads each row's key and invalidates by row.
  */
 export function startLogBinServer(): Promise<EphemeralServer> {
   const rowMetadata = process.env['BINLOG_ROW_METADATA'];
+  const format = process.env['BINLOG_FORMAT'] ?? 'ROW';
   return startEphemeralServer({
     serverOptions: {
       log_bin: 'binlog',
       server_id: 1,
-      binlog_format: 'ROW',
+      binlog_format: format,
       sync_binlog: 0,
       innodb_flush_log_at_trx_commit: 0,
       ...(rowMetadata === undefined ? {} : { binlog_row_metadata: rowMetadata }),

@@ -24,6 +24,7 @@
  */
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
+import { someRowName } from '../src/cache/row-slots.ts';
 import { startProxy } from '../src/proxy/proxy-server.ts';
 import { createLogger } from '../src/proxy/log.ts';
 import { BENCH_DB, counterTable, startLogBinServer } from './binlog-bench-server.ts';
@@ -139,11 +140,16 @@ console.log(
 );
 
 // --- 2. lag: reply → registry word moved -------------------------------------------------------
-const lagSlots = Int32Array.of(registry.slotOf(`${DB}.lag`));
+// The table's word, and its "some row": a write bounded to rows (a point statement logged as a
+// statement, or a row event whose key the follower reads) marks that and the row, not the table.
+const lagSlots = Int32Array.of(
+  registry.slotOf(`${DB}.lag`),
+  registry.slotOf(someRowName(`${DB}.lag`)),
+);
 const sampler = await connect();
 
 interface LagSamples {
-  /** Reply → the table's word moved (no worker serves it from then on), sorted. */
+  /** Reply → the table's or its rows' word moved (no worker serves it from then on), sorted. */
   lags: number[];
   /** Reply → the table released again (results of it may be stored again), sorted. */
   uncacheable: number[];
@@ -168,7 +174,7 @@ async function sampleLag(
     let movedAt = NaN;
     // The watcher runs beside the UPDATE: the follower may see the commit before the reply.
     const watcher = (async () => {
-      // The table's word, or everything's (a commit read while the catalog reloads after DDL).
+      // The table's words, or everything's (a commit read while the catalog reloads after DDL).
       await until(() => !registry.isFresh(lagSlots, seq, seq));
       movedAt = performance.now();
     })();
