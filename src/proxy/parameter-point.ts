@@ -1,12 +1,14 @@
 /**
- * A prepared statement bounded to one row by one of its parameters (`SELECT … WHERE id = ?`,
- * `UPDATE … WHERE id = ?`, `INSERT … (id, …) VALUES (?, …)`): each execution binds its own
- * value, so its slots are worked out per execution, from what the statement's table comes to
- * under the metadata loaded now (worked out once per load) and the value's digits (no string is
- * made). A text's literal value is the memo's business instead (statement-memo.ts).
+ * A prepared statement bounded to rows by its parameters (`SELECT … WHERE id = ?`, `… WHERE id IN
+ * (?, ?, ?)`, `UPDATE … WHERE id = ?`, `INSERT … (id, …) VALUES (?, …)`): each execution binds its
+ * own values, so its slots are worked out per execution, from what the statement's table comes
+ * to under the metadata loaded now (worked out once per load) and the values' digits (no string
+ * is made). A text's literal values are the memo's business instead (statement-memo.ts).
  */
 import type { StatementInfo } from '../sql/statement-info.ts';
 import type { PointRead } from './schema-catalog.ts';
+
+const NO_PARAMETERS = new Int32Array(0);
 
 export class ParameterPoint {
   /** The metadata load and schema `target` was worked out for (-1: not yet). */
@@ -14,19 +16,48 @@ export class ParameterPoint {
   schema: string | null = null;
   /** The catalog's point read (a SELECT) or point write; null when none under this load. */
   target: PointRead | null = null;
-  /** Which parameter binds the point column; -1 when a literal does (or there is no target). */
-  parameter = -1;
   /**
-   * A read's slots for the execution being routed, [table, row]: rewritten by each execution,
-   * so a result stored with them gets a copy.
+   * Which parameter binds each of the target's candidates, in their order; empty when a literal
+   * binds one of them (the statement's own slots then stand), or there is no target.
    */
-  readonly readSlots = new Int32Array(2);
+  parameters: Int32Array = NO_PARAMETERS;
+  /**
+   * The execution being routed: the slots of its rows, one per candidate, and how many distinct
+   * values they are. Rewritten by each execution, as are the slots below: a result stored with
+   * them, or a write's marks, get a copy.
+   */
+  rows: Int32Array = NO_PARAMETERS;
+  /** Its values, in the same order (to count the distinct ones). */
+  values: Float64Array = new Float64Array(0);
+  keys = 0;
+  /** A read's slots, [table, its rows…]. */
+  #readSlots: Int32Array = NO_PARAMETERS;
 
-  /** readSlots for an execution bounded to the row whose slot is `row`. */
-  readSlotsOf(row: number): Int32Array {
-    this.readSlots[0] = this.target!.tableSlot;
-    this.readSlots[1] = row;
-    return this.readSlots;
+  /** Sizes the per-execution arrays for the target just worked out. */
+  bind(target: PointRead | null, parameters: Int32Array): void {
+    this.target = target;
+    this.parameters = parameters;
+    if (this.rows.length !== parameters.length) {
+      this.rows = new Int32Array(parameters.length);
+      this.values = new Float64Array(parameters.length);
+      this.#readSlots = new Int32Array(1 + parameters.length);
+    }
+  }
+
+  /** The read slots of the execution whose rows were just set. */
+  readSlots(): Int32Array {
+    const slots = this.#readSlots;
+    slots[0] = this.target!.tableSlot;
+    slots.set(this.rows, 1);
+    return slots;
+  }
+
+  /** What a write's execution marks: the table's "some row" and its rows (a new array). */
+  writeSlots(): Int32Array {
+    const slots = new Int32Array(1 + this.rows.length);
+    slots[0] = this.target!.someRowSlot;
+    slots.set(this.rows, 1);
+    return slots;
   }
 
   /** One for a statement some of whose point candidates are parameters; null otherwise. */
@@ -38,4 +69,21 @@ export class ParameterPoint {
     }
     return null;
   }
+}
+
+/**
+ * Which parameter binds each of `target`'s candidates, in their order; empty when there is no
+ * target or a literal binds one of them (`IN (1, ?)`: the statement's own slots, the table's
+ * "some row", stand for every execution).
+ */
+export function parametersOf(target: PointRead | null, info: StatementInfo): Int32Array {
+  if (target === null) return NO_PARAMETERS;
+  const candidates = info.point!.candidates;
+  const parameters = new Int32Array(target.candidates.length);
+  for (let i = 0; i < parameters.length; i++) {
+    const parameter = candidates[target.candidates[i]!]!.parameter;
+    if (parameter < 0) return NO_PARAMETERS;
+    parameters[i] = parameter;
+  }
+  return parameters;
 }

@@ -402,9 +402,14 @@ export class SchemaCatalog {
     const rows: string[] = [];
     const candidates = point.candidates;
     for (let i = 0; i < candidates.length; i++) {
+      if (candidates[i]!.column !== column.column) continue;
       const value = values[i];
-      if (candidates[i]!.column !== column.column || value === null || value === undefined)
+      if (value === null || value === undefined) {
+        // Not this text's (a placeholder): within an IN list, a row it may write unbounded.
+        // Beside `=` the other values bound the rows (they are among each's).
+        if (point.inList) return null;
         continue;
+      }
       if (Number(value) > column.max || (point.insert && value === '0')) return null;
       rows.push(value);
     }

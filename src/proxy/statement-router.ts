@@ -40,7 +40,7 @@ import type {
   TableRef,
 } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
-import { ParameterPoint } from './parameter-point.ts';
+import { ParameterPoint, parametersOf } from './parameter-point.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { OwedCommits } from './owed-commits.ts';
@@ -658,8 +658,8 @@ export class StatementRouter {
     const layout = executeLayoutOf(payload, statement.parameterCount);
     const key = this.#executeKey(statement, payload, layout);
     if (key === null) return null;
-    const row = statement.point === null ? -1 : this.#executionRow(statement, payload, layout);
-    const rowSlots = row < 0 ? null : statement.point!.readSlotsOf(row);
+    const bound = statement.point !== null && this.#executionRows(statement, payload, layout);
+    const rowSlots = bound ? statement.point!.readSlots() : null;
     const hit = this.#deferredLookup(statement.entry, statement.schema, key, rowSlots);
     // The types it bound are the statement's from now on, as for any execution.
     if (hit !== null && layout!.typesSent) this.#bindTypes(statement, payload, layout!);
@@ -1594,13 +1594,11 @@ export class StatementRouter {
     const metadataWait = this.#metadataWait(info);
     if (metadataWait !== null) return metadataWait;
     const layout = executeLayoutOf(payload, statement.parameterCount);
-    const row = statement.point === null ? -1 : this.#executionRow(statement, payload, layout);
+    const bound = statement.point !== null && this.#executionRows(statement, payload, layout);
     const marks = this.#writeMarks(
       statement.entry,
       statement.schema,
-      row >= 0 && info.kind !== 'select'
-        ? Int32Array.of(statement.point!.target!.someRowSlot, row)
-        : null,
+      bound && info.kind !== 'select' ? statement.point!.writeSlots() : null,
     );
     // A cursor's rows come through COM_STMT_FETCH, which is not rewritten.
     const binaryStatus = info.control !== null && payload[5] === 0;
@@ -1632,7 +1630,7 @@ export class StatementRouter {
       const route = this.#bypass(Bypass.UNCACHEABLE, info, marks, Command.STMT_EXECUTE);
       return this.#withServerTypes(route, statement, payload, layout);
     }
-    const rowSlots = row < 0 ? null : statement.point!.readSlotsOf(row);
+    const rowSlots = bound ? statement.point!.readSlots() : null;
     // The key is the statement and its parameters as the client bound them, whether or not the
     // server has seen those types: a fresh statement hits from its first execution.
     // (Not when routed to follow a transaction start in the same write: see #openWith.)
@@ -1645,6 +1643,7 @@ export class StatementRouter {
       marks,
       Command.STMT_EXECUTE,
       rowSlots,
+      bound ? statement.point!.keys : 0,
     );
     this.#mayHit = mayHit;
     const sent = this.#withServerTypes(route, statement, payload, layout);
@@ -1652,48 +1651,60 @@ export class StatementRouter {
   }
 
   /**
-   * The slot of the row an execution of a statement bounded by a parameter is bounded to, or -1
-   * when it is bounded to none known (then its slots are the statement's, as for any other): the
-   * metadata is not trusted now, the table has no point column or the statement is no point
-   * access of it, or the value is NULL, not a whole number, out of the column's range, or an
+   * Sets the rows an execution of a statement bounded by parameters is bounded to (its point's
+   * `rows` and `keys`), or returns false when it is bounded to none known (then its slots are
+   * the statement's, as for any other): the metadata is not trusted now, the table has no point
+   * column or the statement is no point access of it, a literal binds one of the column's
+   * candidates, or a value is NULL, not a whole number, out of the column's range, or an
    * INSERT's 0 (AUTO_INCREMENT's "next value").
    */
-  #executionRow(
+  #executionRows(
     statement: PreparedStatement,
     payload: Buffer,
     layout: ExecuteLayout | null,
-  ): number {
+  ): boolean {
     const point = statement.point!;
     // Long data is not in the packet: the values after it are not where the types say.
-    if (layout === null || statement.longData) return -1;
+    if (layout === null || statement.longData) return false;
     const catalog = this.#worker.catalog;
     const generation = catalog.generation;
-    if (generation < 0) return -1;
+    if (generation < 0) return false;
     const info = statement.entry.info;
     if (point.generation !== generation || point.schema !== statement.schema) {
       const target =
         info.kind === 'select'
           ? catalog.pointRead(info.reads, statement.schema, info.point!)
           : catalog.pointWrite(info.writes, statement.schema, info.point!);
-      point.target = target;
-      point.parameter = target === null ? -1 : info.point!.candidates[target.candidate]!.parameter;
+      point.bind(target, parametersOf(target, info));
       point.generation = generation;
       point.schema = statement.schema;
     }
     const target = point.target;
-    if (target === null || point.parameter < 0) return -1;
+    const parameters = point.parameters;
+    if (target === null || parameters.length === 0) return false;
     const types = layout.typesSent ? payload : statement.types;
-    if (types === null) return -1;
-    const value = integerParameter(
-      payload,
-      statement.parameterCount,
-      types,
-      layout.typesSent ? layout.bitmapEnd + 1 : 0,
-      layout.valuesStart,
-      point.parameter,
-    );
-    if (value < 0 || value > target.max || (value === 0 && info.point!.insert)) return -1;
-    return catalog.rowSlotOfInteger(target, value);
+    if (types === null) return false;
+    const rows = point.rows;
+    const values = point.values;
+    let keys = 0;
+    for (let i = 0; i < parameters.length; i++) {
+      const value = integerParameter(
+        payload,
+        statement.parameterCount,
+        types,
+        layout.typesSent ? layout.bitmapEnd + 1 : 0,
+        layout.valuesStart,
+        parameters[i]!,
+      );
+      if (value < 0 || value > target.max || (value === 0 && info.point!.insert)) return false;
+      rows[i] = catalog.rowSlotOfInteger(target, value);
+      values[i] = value;
+      let seen = false;
+      for (let j = 0; j < i && !seen; j++) seen = values[j] === value;
+      if (!seen) keys++;
+    }
+    point.keys = keys;
+    return true;
   }
 
   /** The types an execution carries become the statement's: later executions may omit them. */
@@ -1798,8 +1809,9 @@ export class StatementRouter {
   // --- reads ----------------------------------------------------------------------------------
 
   /**
-   * `rowSlots`: an execution's own [table, row] slots (#executionRow), which replace the
-   * statement's; null to read with the statement's.
+   * `rowSlots`: an execution's own [table, rows…] slots (#executionRows), which replace the
+   * statement's, and `rowKeys` how many distinct keys those rows are; null to read with the
+   * statement's.
    */
   #routeSelect(
     entry: MemoEntry,
@@ -1808,6 +1820,7 @@ export class StatementRouter {
     marks: WriteMarks | null,
     command: number,
     rowSlots: Int32Array | null = null,
+    rowKeys = 0,
   ): Route {
     const info = entry.info;
     const txn = this.txn;
@@ -1875,8 +1888,7 @@ export class StatementRouter {
       flight: flights.start(key, now),
       info,
       schema,
-      // An execution's row is one parameter's: one key, unless an IN list adds others.
-      keys: rowSlots === null ? entry.readKeys : info.point?.inList === false ? 1 : 0,
+      keys: rowSlots === null ? entry.readKeys : rowKeys,
     };
     return route;
   }
@@ -2104,7 +2116,7 @@ export class StatementRouter {
 
   /**
    * The registry marks a statement needs before it is sent, or null when it writes nothing.
-   * `rowSlots`: an execution's own point write slots (#executionRow), which replace the
+   * `rowSlots`: an execution's own point write slots (#executionRows), which replace the
    * statement's.
    */
   #writeMarks(

@@ -502,8 +502,8 @@ function whereCandidates(
 const MAX_IN_LIST = 256;
 
 /**
- * `(<integer>, …)` from `open` to just before `end`, every value a plain integer literal (no
- * placeholder: an execution's row is one parameter's), as candidates of `column`; null otherwise.
+ * `(<value>, …)` from `open` to just before `end`, every value a plain integer literal or a
+ * placeholder (each execution binds its own), as candidates of `column`; null otherwise.
  */
 function inListCandidates(
   reader: Reader,
@@ -515,7 +515,6 @@ function inListCandidates(
     return null;
   const candidates: PointCandidate[] = [];
   for (let i = open + 1; i < end - 1; i += 2) {
-    if (reader.integer(i) === null) return null;
     const candidate = reader.candidate(column, i);
     if (candidate === null) return null;
     candidates.push(candidate);

@@ -2997,6 +2997,55 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await run.expect({ hits: 2 }, 'the prepared list: row 3 written, then row 4');
     }));
 
+  test('prepared IN lists of placeholders: each execution reads and writes its own rows', () =>
+    scenario([...KV], async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      const LIST = 'SELECT id, v FROM t WHERE id IN (?, ?) ORDER BY id';
+      const lists = [
+        [1, 2],
+        [3, 4],
+        [5, 5],
+        [2, 9],
+      ];
+      const readLists = async (): Promise<void> => {
+        for (const ids of lists) await b.execute(LIST, ids);
+      };
+      await readLists();
+      await readLists();
+      await run.expect({ hits: 4 }, 'each execution cached');
+      // The last parameter names row 4: a list bounded by its first value only would leave
+      // [3, 4] served stale.
+      await a.execute('UPDATE t SET v = ? WHERE id IN (?, ?)', ['x', 1, 4]);
+      await readLists();
+      await run.expect({ hits: 2, invalidations_all: 0 }, 'the lists without rows 1 and 4');
+      await a.execute('DELETE FROM t WHERE id IN (?, ?, ?)', [5, 7, 8]);
+      await readLists();
+      await run.expect({ hits: 3 }, 'the lists without row 5 served');
+      // [2, 9] found one of its keys; [5, 5] none now: each depends on rows added too, and row
+      // 9's own slot is marked by its key.
+      await a.execute('INSERT INTO t (id, v) VALUES (?, ?)', [9, 'nine']);
+      await readLists();
+      await run.expect({ hits: 3 }, 'the lists without row 9 served');
+      await a.execute('INSERT INTO t (id, v) VALUES (?, ?)', [5, 'five again']);
+      await readLists();
+      await run.expect({ hits: 3 }, 'the list of row 5 read again');
+      // A literal beside the placeholders: the execution's rows are not all its own values, so
+      // it writes the table.
+      await a.execute('UPDATE t SET v = ? WHERE id IN (1, ?)', ['y', 3]);
+      await readLists();
+      await run.expect({ hits: 0 }, 'every list read again');
+      // Read beside a literal, likewise: its slots are the table's.
+      const MIXED = 'SELECT id, v FROM t WHERE id IN (2, ?) ORDER BY id';
+      await b.execute(MIXED, [3]);
+      await b.execute(MIXED, [3]);
+      await a.execute('UPDATE t SET v = ? WHERE id = ?', ['z', 4]);
+      await b.execute(MIXED, [3]);
+      await a.execute('UPDATE t SET v = ? WHERE id = ?', ['w', 3]);
+      await b.execute(MIXED, [3]);
+      await run.expect({ hits: 1 }, 'the mixed list: read again after any write of a row');
+    }));
+
   test('INSERTs that only add rows leave the point reads that found their row served', () =>
     scenario(
       [

@@ -2286,10 +2286,29 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
     }
     assert.equal(classify('SELECT c FROM t WHERE id = 1', DEFAULTS).point?.inList, false);
+    // Placeholders: each execution binds the list's values, counted across the whole text.
+    for (const [sql, expected] of [
+      [
+        'SELECT c FROM t WHERE c <> ? AND id IN (?, ?, ?)',
+        [
+          ['id', '?1'],
+          ['id', '?2'],
+          ['id', '?3'],
+        ],
+      ],
+      [
+        'DELETE FROM t WHERE id IN (1, ?)',
+        [
+          ['id', '1'],
+          ['id', '?0'],
+        ],
+      ],
+    ] as const) {
+      assert.deepEqual(pointOf(sql)?.[0], expected, sql);
+      assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
+    }
     for (const sql of [
-      // A placeholder (an execution's row is one parameter's), an expression, NOT IN, a list
-      // cut short or not closed where the conjunct ends.
-      'DELETE FROM t WHERE id IN (1, ?)',
+      // An expression, NOT IN, a list cut short or not closed where the conjunct ends.
       'DELETE FROM t WHERE id IN (1, 2 + 1)',
       'DELETE FROM t WHERE id NOT IN (1, 2)',
       'DELETE FROM t WHERE id IN (1, )',
