@@ -4,8 +4,8 @@
 # oltp_insert (1 thread at INSERT_RATE inserts a second, keys from AUTO_INCREMENT), against the
 # server directly, nicecache (this tree) and, with OTHER, a second checkout (the code before, say),
 # in rotating order. What it shows: whether adding rows takes the cached reads of the rows that
-# were there with it. Text protocol; CPU per query is the proxy's user + system time over the
-# run (every thread), for the reads and writes together.
+# were there with it. Text protocol unless PS_MODE says otherwise; CPU per query is the proxy's
+# user + system time over the run (every thread), for the reads and writes together.
 #
 #   bash bench/insert-mix.sh [seconds per run, default 10] [rounds, default 1]
 #
@@ -15,6 +15,8 @@
 # their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key);
 # WRITES_TO=direct sends the writes straight to the server, beside the target's reads: writes made
 # elsewhere, which nicecache sees only through the binlog follower (a BACKEND with log_bin).
+# PS_MODE (sysbench's --db-ps-mode for reader and writer, default disable: the text protocol) and
+# READER_ARGS (more options for the reader: --prepared=on for bench/in-list-select.lua).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -31,6 +33,8 @@ other=${OTHER:-}
 reader=${READER:-oltp_point_select}
 writer=${WRITER:-oltp_insert}
 writes_to=${WRITES_TO:-target}
+ps_mode=${PS_MODE:-disable}
+read -r -a reader_args <<<"${READER_ARGS:-}"
 db=nc_insert_mix
 host=${backend%:*}
 port=${backend##*:}
@@ -70,7 +74,7 @@ sb() {
   shift 2
   sysbench "$test" --db-driver=mysql --mysql-host="${host/localhost/127.0.0.1}" \
     --mysql-port="$target_port" --mysql-user=root --mysql-db=$db --tables=1 \
-    --table-size="$table_size" --db-ps-mode=disable --time="$seconds" "$@" run
+    --table-size="$table_size" --db-ps-mode="$ps_mode" --time="$seconds" "$@" run
 }
 hits() {
   mariadb -h127.0.0.1 -P"$1" -uroot -Nse "SHOW GLOBAL STATUS LIKE 'Qcache_hits'" | awk '{ print $2 }'
@@ -78,7 +82,7 @@ hits() {
 per_second() { awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }'; }
 total() { awk '/queries:/ && !/performed/ { print $2 }'; }
 
-echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s (to the $writes_to), $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s (to the $writes_to), ps-mode $ps_mode ${READER_ARGS:-}, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
 echo
 echo "| round | target | reads/s | writes/s | hit ratio | proxy CPU µs/query |"
 echo "|---|---|---|---|---|---|"
@@ -94,7 +98,7 @@ for round in $(seq 1 "$rounds"); do
     before=0
     if [ "$target" != direct ]; then
       # Warm the hot rows first, as a long run would have them.
-      sb "$reader" "${!p}" --threads=8 --time=3 >/dev/null
+      sb "$reader" "${!p}" --threads=8 --time=3 "${reader_args[@]}" >/dev/null
       hits_before=$(hits "${!p}")
       before=$(ticks "${!pid}")
     fi
@@ -104,7 +108,7 @@ for round in $(seq 1 "$rounds"); do
     [ "$writes_to" = direct ] && writer_port=$direct_port
     sb "$writer" "$writer_port" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
     inserter=$!
-    reads=$(sb "$reader" "${!p}" --threads=8)
+    reads=$(sb "$reader" "${!p}" --threads=8 "${reader_args[@]}")
     wait "$inserter"
     if echo "$reads" | grep -q FATAL || grep -q FATAL "$inserts_log"; then
       echo "$reads" >&2
