@@ -620,6 +620,23 @@ describe('writes read from the log, bounded to their rows', () => {
     await direct.query(`INSERT INTO ${s} VALUES ${rows.join(', ')}`);
   }
 
+  /**
+   * Each of `written` becomes fresh through `client`; once the follower has read every write,
+   * each of `untouched` is still served from the cache, as it was (`old`: what each read before).
+   */
+  async function onlyWrittenReadAgain(
+    written: readonly string[],
+    untouched: readonly string[],
+    old: ReadonlyMap<string, string>,
+  ): Promise<void> {
+    for (const sql of written) await becomesFresh(sql, old.get(sql)!, client);
+    await caughtUp(client);
+    for (const sql of untouched) {
+      assert.ok(await servedOnce(sql), `${sql}: still served after writes to other rows`);
+      assert.equal(JSON.stringify(await client.query(sql)), old.get(sql));
+    }
+  }
+
   /** Caches each of `reads` through `client`, and returns what each read. */
   async function cacheAll(reads: readonly string[]): Promise<Map<string, string>> {
     const old = new Map<string, string>();
@@ -689,10 +706,7 @@ describe('writes read from the log, bounded to their rows', () => {
     const changed = [2, 3, 4, 5, 6, 7, 20, 21].map(row);
     const untouched = [1, 8].map(row);
     const range = `SELECT id, n FROM ${t} WHERE id BETWEEN 1 AND 30 ORDER BY id`;
-    const old = new Map<string, string>();
-    for (const sql of [...changed, ...untouched, range]) {
-      old.set(sql, await cached(sql, client, client));
-    }
+    const old = await cacheAll([...changed, ...untouched, range]);
     await direct.query(`UPDATE ${t} SET n = n + 100 WHERE id = 2`);
     // The key moves: row 3 is gone, row 20 (read before, not found) appears.
     await direct.query(`UPDATE ${t} SET id = 20 WHERE id = 3`);
@@ -704,18 +718,11 @@ describe('writes read from the log, bounded to their rows', () => {
     await direct.query("SET SESSION binlog_row_image = 'MINIMAL'");
     await direct.query(`UPDATE ${t} SET n = 0 WHERE id = 7`);
     await direct.query("SET SESSION binlog_row_image = 'FULL'");
-    for (const sql of [...changed, range]) await becomesFresh(sql, old.get(sql)!, client);
-    await caughtUp(client);
-    for (const sql of untouched) {
-      assert.ok(await servedOnce(sql), `${sql}: still served after writes to other rows`);
-      assert.equal(JSON.stringify(await client.query(sql)), old.get(sql));
-    }
+    await onlyWrittenReadAgain([...changed, range], untouched, old);
   });
 
   test('a transaction of several tables; a bulk write past the row limit invalidates its table', async () => {
-    const reads = [1, 8].map(row);
-    const old = new Map<string, string>();
-    for (const sql of reads) old.set(sql, await cached(sql, client, client));
+    const old = await cacheAll([1, 8].map(row));
     await direct.query('BEGIN');
     await direct.query(`UPDATE ${t} SET n = -1 WHERE id = 1`);
     await direct.query(`INSERT INTO ${parent} VALUES (3)`);
@@ -764,12 +771,7 @@ describe('writes read from the log, bounded to their rows', () => {
       await direct.query(`UPDATE ${s} SET v = 'listed' WHERE id IN (4, 5)`);
       await direct.query(`INSERT INTO ${s} (id, n, v) VALUES (20, 20, 'keyed')`);
       await direct.query(`INSERT INTO ${s} (n, v) VALUES (21, 'numbered')`);
-      for (const sql of [...changed, range]) await becomesFresh(sql, old.get(sql)!, client);
-      await caughtUp(client);
-      for (const sql of untouched) {
-        assert.ok(await servedOnce(sql), `${sql}: still served after writes to other rows`);
-        assert.equal(JSON.stringify(await client.query(sql)), old.get(sql));
-      }
+      await onlyWrittenReadAgain([...changed, range], untouched, old);
     });
   }
 
