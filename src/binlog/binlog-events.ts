@@ -31,6 +31,10 @@ export const EventType = {
   START_ENCRYPTION: 164,
   QUERY_COMPRESSED: 165,
   WRITE_ROWS_COMPRESSED_V1: 166,
+  UPDATE_ROWS_COMPRESSED_V1: 167,
+  DELETE_ROWS_COMPRESSED_V1: 168,
+  WRITE_ROWS_COMPRESSED: 169,
+  UPDATE_ROWS_COMPRESSED: 170,
   DELETE_ROWS_COMPRESSED: 171,
 } as const;
 
@@ -171,7 +175,7 @@ export function readQueryEvent(
   const sqlBytes = event.subarray(sqlStart, bodyEnd);
   let sql: string;
   if (compressed) {
-    const inflated = inflateQuery(sqlBytes);
+    const inflated = inflateCompressed(sqlBytes);
     if (inflated === null) return null;
     sql = inflated.toString('latin1');
   } else sql = sqlBytes.toString('latin1');
@@ -245,10 +249,11 @@ export function readsByteByByte(clientCollation: number | null): boolean {
 }
 
 /**
- * MariaDB's compressed statement: one byte whose low three bits say how many bytes of
- * uncompressed length follow (big-endian), then a zlib stream.
+ * MariaDB's compressed statement, or compressed rows of a row event: one byte whose low three
+ * bits say how many bytes of uncompressed length follow (big-endian), then a zlib stream. Null
+ * when it does not inflate to that length.
  */
-function inflateQuery(bytes: Buffer): Buffer | null {
+export function inflateCompressed(bytes: Buffer): Buffer | null {
   if (bytes.length < 1) return null;
   const lengthBytes = bytes[0]! & 0x07;
   if (lengthBytes === 0 || lengthBytes > 4 || bytes.length < 1 + lengthBytes) return null;

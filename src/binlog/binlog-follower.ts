@@ -521,8 +521,8 @@ export class BinlogFollower {
   }
 
   /**
-   * A row event: its rows' keys when they can be read (MariaDB's compressed row events are not),
-   * else its table whole; a table id no table map named, everything.
+   * A row event: its rows' keys when they can be read (MariaDB's compressed ones inflated), else
+   * its table whole; a table id no table map named, everything.
    */
   #onRows(event: Buffer, type: number, bodyEnd: number): void {
     const tableId = readTableId(event);

@@ -14,7 +14,7 @@
  * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
  */
 import { ColumnType } from '../protocol/constants.ts';
-import { EVENT_HEADER_LENGTH, EventType } from './binlog-events.ts';
+import { EVENT_HEADER_LENGTH, EventType, inflateCompressed } from './binlog-events.ts';
 
 /** The server's type codes (MYSQL_TYPE_*), as table maps give them. */
 const T = ColumnType;
@@ -342,10 +342,21 @@ export function readRowKeys(
   keys: number[],
 ): boolean {
   if (columns.key === null) return false;
-  const body = event.subarray(0, bodyEnd);
-  const v2 = type >= EventType.WRITE_ROWS_V2 && type <= EventType.DELETE_ROWS_V2;
-  const update = type === EventType.UPDATE_ROWS_V1 || type === EventType.UPDATE_ROWS_V2;
-  if (!v2 && !(type >= EventType.WRITE_ROWS_V1 && type <= EventType.DELETE_ROWS_V1)) return false;
+  let body = event.subarray(0, bodyEnd);
+  // MariaDB's compressed row events (log_bin_compress) are laid out as the others, their rows
+  // compressed after the column bitmaps.
+  const compressed =
+    type >= EventType.WRITE_ROWS_COMPRESSED_V1 && type <= EventType.DELETE_ROWS_COMPRESSED;
+  const v2 =
+    (type >= EventType.WRITE_ROWS_V2 && type <= EventType.DELETE_ROWS_V2) ||
+    (type >= EventType.WRITE_ROWS_COMPRESSED && type <= EventType.DELETE_ROWS_COMPRESSED);
+  const update =
+    type === EventType.UPDATE_ROWS_V1 ||
+    type === EventType.UPDATE_ROWS_V2 ||
+    type === EventType.UPDATE_ROWS_COMPRESSED_V1 ||
+    type === EventType.UPDATE_ROWS_COMPRESSED;
+  if (!v2 && !compressed && !(type >= EventType.WRITE_ROWS_V1 && type <= EventType.DELETE_ROWS_V1))
+    return false;
   // Post-header: table id (6), flags (2); a v2 event then has extra data, its length first
   // (counting itself).
   let at = EVENT_HEADER_LENGTH + 8;
@@ -362,6 +373,13 @@ export function readRowKeys(
   const after = update ? before + bitmapLength : before;
   at = after + bitmapLength;
   if (at > bodyEnd) return false;
+  if (compressed) {
+    // The rows inflated, after the event's own bytes up to them (the bitmaps are read there).
+    const rows = inflateCompressed(body.subarray(at));
+    if (rows === null) return false;
+    body = Buffer.concat([body.subarray(0, at), rows]);
+    bodyEnd = body.length;
+  }
   while (at < bodyEnd) {
     if (!readImage(body, at, bodyEnd, columns, before)) return false;
     at = image.end;

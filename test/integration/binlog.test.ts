@@ -775,6 +775,28 @@ describe('writes read from the log, bounded to their rows', () => {
     });
   }
 
+  test('ROW, compressed (log_bin_compress): the rows changed, and the others still served', async () => {
+    await direct.query("SET SESSION binlog_format = 'ROW'");
+    await freshStated();
+    const old = await cacheAll([1, 2, 3, 4].map(stated));
+    await direct.query('SET GLOBAL log_bin_compress = ON');
+    await direct.query('SET GLOBAL log_bin_compress_min_len = 10');
+    try {
+      await direct.query(`UPDATE ${s} SET v = 'compressible row' WHERE id = 2`);
+      await direct.query(`DELETE FROM ${s} WHERE id = 3`);
+    } finally {
+      await direct.query('SET GLOBAL log_bin_compress = OFF');
+    }
+    const logs = await direct.query<Array<{ Log_name: string }>>('SHOW BINARY LOGS');
+    const events = await direct.query<Array<{ Event_type: string }>>(
+      `SHOW BINLOG EVENTS IN '${logs.at(-1)!.Log_name}'`,
+    );
+    const types = events.slice(-8).map((event) => event.Event_type);
+    assert.ok(types.includes('Update_rows_compressed_v1'), types.join(', '));
+    assert.ok(types.includes('Delete_rows_compressed_v1'), types.join(', '));
+    await onlyWrittenReadAgain([2, 3].map(stated), [1, 4].map(stated), old);
+  });
+
   test('STATEMENT: a write not bounded to one row by its text invalidates its table', async () => {
     await direct.query("SET SESSION binlog_format = 'STATEMENT'");
     await freshStated();

@@ -338,6 +338,62 @@ describe('the keys of the rows a row event changed', () => {
     assert.deepEqual(keys, [2 ** 32 - 3], 'read unsigned: a negative key is no point read value');
   });
 
+  test('compressed rows (log_bin_compress): inflated after the bitmaps, then read alike', () => {
+    /** MariaDB's compressed form: a byte 0x80 | 3, the length in 3 bytes, a zlib stream. */
+    const compressedRows = (rows: Buffer[]): Buffer => {
+      const plain = Buffer.concat(rows);
+      const length = Buffer.alloc(3);
+      length.writeUIntBE(plain.length, 0, 3);
+      return Buffer.concat([Buffer.from([0x83]), length, deflateSync(plain)]);
+    };
+    const keys: number[] = [];
+    const update = rowsEvent(
+      EventType.UPDATE_ROWS_COMPRESSED_V1,
+      [
+        compressedRows([
+          row('x', 7, 1n),
+          row('y', 17, 2n),
+          row('x'.repeat(200), 8, 1n),
+          row('', 8, 1n),
+        ]),
+      ],
+      2,
+    );
+    assert.ok(
+      readRowKeys(update, EventType.UPDATE_ROWS_COMPRESSED_V1, update.length - 4, columns, keys),
+    );
+    assert.deepEqual(keys, [7, 17, 8]);
+    keys.length = 0;
+    const remove = rowsEvent(EventType.DELETE_ROWS_COMPRESSED_V1, [
+      compressedRows([row('a', 3, 0n), row('b', 4, 0n)]),
+    ]);
+    assert.ok(
+      readRowKeys(remove, EventType.DELETE_ROWS_COMPRESSED_V1, remove.length - 4, columns, keys),
+    );
+    assert.deepEqual(keys, [3, 4]);
+    // A stream that does not inflate to the length it says, or rows that do not end with it.
+    const stream = compressedRows([row('a', 3, 0n)]);
+    stream.writeUIntBE(stream.readUIntBE(1, 3) + 1, 1, 3);
+    const wrongLength = rowsEvent(EventType.WRITE_ROWS_COMPRESSED_V1, [stream]);
+    assert.equal(
+      readRowKeys(
+        wrongLength,
+        EventType.WRITE_ROWS_COMPRESSED_V1,
+        wrongLength.length - 4,
+        columns,
+        [],
+      ),
+      false,
+    );
+    const cut = rowsEvent(EventType.WRITE_ROWS_COMPRESSED_V1, [
+      compressedRows([row('a', 3, 0n).subarray(0, 5)]),
+    ]);
+    assert.equal(
+      readRowKeys(cut, EventType.WRITE_ROWS_COMPRESSED_V1, cut.length - 4, columns, []),
+      false,
+    );
+  });
+
   test('an event that does not come out exactly is not read', () => {
     const keys: number[] = [];
     const good = rowsEvent(EventType.WRITE_ROWS_V1, [row('ab', 5, 1n)]);
