@@ -193,6 +193,21 @@ export class TableDependencies {
     return this.#snapshot.pointColumns?.get(qualified);
   }
 
+  /**
+   * Does a row event of the base table `qualified` change its own rows only, as far as readers
+   * of other tables can tell? Not when its foreign keys cascade (InnoDB does not log what a
+   * cascade writes) or its rows are stored in other tables (a MERGE table). Its triggers may
+   * write: what they write is logged as row events of its own.
+   */
+  rowEventsWriteItselfOnly(qualified: string): boolean {
+    const { baseTables, cascades, storedIn } = this.#snapshot;
+    return (
+      baseTables.has(qualified) &&
+      (cascades.get(qualified)?.length ?? 0) === 0 &&
+      (storedIn?.get(qualified)?.length ?? 0) === 0
+    );
+  }
+
   /** Has the table triggers (which may also change session variables)? */
   hasTriggers(qualified: string): boolean {
     return this.#snapshot.triggerWrites.has(qualified);

@@ -360,10 +360,11 @@ export class SchemaCatalog {
   }
 
   /**
-   * What a write of rows of `table`, known by their values of `column` (the binlog follower
-   * reads them from row events), marks besides each row's slot: null unless `column` is the
-   * table's point column and writing the table writes no other and runs no trigger, as for a
-   * point write (pointWrite). The table must then be taken as written whole.
+   * What a row event's write of rows of `table`, known by their values of `column` (the binlog
+   * follower reads them), marks besides each row's slot: null unless `column` is the table's
+   * point column and the event writes no other table unlogged (no cascade, no MERGE over it;
+   * a trigger's writes are row events of their own). The table must then be taken as written
+   * whole.
    */
   rowWrite(table: TableRef, column: string): RowWrite | null {
     const dependencies = this.#admin === null ? null : this.current;
@@ -372,7 +373,7 @@ export class SchemaCatalog {
     if (name === null || dependencies.pointColumnOf(name)?.column !== column) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    if (!this.#writesItselfOnly(dependencies, name)) return null;
+    if (!dependencies.rowEventsWriteItselfOnly(name)) return null;
     return {
       someRowSlot: this.#registry.slotOf(someRowName(name)),
       rowHash: rowNameHash(name),

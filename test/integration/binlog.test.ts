@@ -797,6 +797,30 @@ describe('writes read from the log, bounded to their rows', () => {
     await onlyWrittenReadAgain([2, 3].map(stated), [1, 4].map(stated), old);
   });
 
+  test("ROW: a table with a trigger: its rows changed, and the trigger's own rows", async () => {
+    await direct.query("SET SESSION binlog_format = 'ROW'");
+    await freshStated();
+    const audit = `${DB}.stated_audit`;
+    await direct.query(`DROP TABLE IF EXISTS ${audit}`);
+    await direct.query(
+      `CREATE TABLE ${audit} (id INT AUTO_INCREMENT PRIMARY KEY, row_id INT, n INT) ENGINE=InnoDB`,
+    );
+    await direct.query(
+      `CREATE TRIGGER ${DB}.stated_audited AFTER UPDATE ON ${s} FOR EACH ROW ` +
+        `INSERT INTO ${audit} (row_id, n) VALUES (NEW.id, NEW.n)`,
+    );
+    // A key the trigger changes: the row is logged as stored.
+    await direct.query(
+      `CREATE TRIGGER ${DB}.stated_lifted BEFORE INSERT ON ${s} FOR EACH ROW SET NEW.id = NEW.id + 100`,
+    );
+    const audited = `SELECT row_id, n FROM ${audit} ORDER BY id`;
+    const old = await cacheAll([...[1, 2, 9, 109].map(stated), audited]);
+    // The trigger's INSERT is logged as a row event of the audit table, after the UPDATE's.
+    await direct.query(`UPDATE ${s} SET n = 200 WHERE id = 2`);
+    await direct.query(`INSERT INTO ${s} (id, n, v) VALUES (9, 9, 'lifted')`);
+    await onlyWrittenReadAgain([stated(2), stated(109), audited], [stated(1), stated(9)], old);
+  });
+
   test('STATEMENT: a write not bounded to one row by its text invalidates its table', async () => {
     await direct.query("SET SESSION binlog_format = 'STATEMENT'");
     await freshStated();

@@ -235,6 +235,24 @@ describe('TableDependencies', () => {
     assert.equal(deps.engineOf('s.remote'), 'InnoDB');
   });
 
+  test("a row event changes its table's rows only: unless a cascade or a MERGE writes elsewhere", () => {
+    const deps = new TableDependencies(
+      snapshot({
+        tables: ['s.plain', 's.audited', 's.audit', 's.parent', 's.child', 's.m', 's.t1'],
+        views: { 's.v': ['s.plain'] },
+        triggers: { 's.audited': ['s.audit'] },
+        cascades: { 's.parent': ['s.child'] },
+        storedIn: { 's.m': ['s.t1'] },
+      }),
+    );
+    // A trigger's writes are logged as row events of their own.
+    for (const name of ['s.plain', 's.audited', 's.audit', 's.child', 's.t1'])
+      assert.equal(deps.rowEventsWriteItselfOnly(name), true, name);
+    // A cascade is not logged; a MERGE table's rows are its UNION tables'; a view is no table.
+    for (const name of ['s.parent', 's.m', 's.v', 's.unknown'])
+      assert.equal(deps.rowEventsWriteItselfOnly(name), false, name);
+  });
+
   test('tables written behind the proxy (by events) are not readable; unknown ones poison all', () => {
     const some = new TableDependencies({
       ...snapshot({ tables: ['s.a', 's.b'], views: { 's.v': ['s.a', 's.b'] } }),
