@@ -259,7 +259,10 @@ export function inflateCompressed(bytes: Buffer): Buffer | null {
   if (lengthBytes === 0 || lengthBytes > 4 || bytes.length < 1 + lengthBytes) return null;
   const expected = bytes.readUIntBE(1, lengthBytes);
   try {
-    const inflated = inflateSync(bytes.subarray(1 + lengthBytes));
+    // Never more than it says: a stream that would inflate further fails here.
+    const inflated = inflateSync(bytes.subarray(1 + lengthBytes), {
+      maxOutputLength: Math.max(1, expected),
+    });
     return inflated.length === expected ? inflated : null;
   } catch {
     return null;
