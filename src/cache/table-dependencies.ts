@@ -113,6 +113,11 @@ export interface PointColumn {
   column: string;
   /** The largest value its type holds (at most Number.MAX_SAFE_INTEGER). */
   max: number;
+  /**
+   * The primary key is the table's one unique key: a row that REPLACE or ON DUPLICATE KEY
+   * UPDATE collides with can only be the row of the new one's point value.
+   */
+  soleUniqueKey: boolean;
 }
 
 /** What a procedure of SchemaSnapshot.temporaryProcedures does. */

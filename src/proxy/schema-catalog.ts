@@ -24,7 +24,7 @@ import {
 } from '../cache/row-slots.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
-import type { TemporaryProcedure } from '../cache/table-dependencies.ts';
+import type { PointColumn, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
@@ -115,6 +115,21 @@ function temporaryCall(target: {
   return key === null
     ? dependencies.temporaryProcedureName(name)
     : dependencies.temporaryProcedure(key);
+}
+
+/**
+ * The point column of table `name` that bounds `point` to rows: none when the table has none,
+ * when the statement assigns it (an UPDATE or ON DUPLICATE KEY UPDATE moving a row), or when it
+ * is an upsert and the table has another unique key (the row it collides with may be any).
+ */
+function boundingColumn(
+  dependencies: TableDependencies,
+  name: string,
+  point: PointAccess,
+): PointColumn | null {
+  const column = dependencies.pointColumnOf(name);
+  if (column === undefined || point.assigned.includes(column.column)) return null;
+  return point.upsert && !column.soleUniqueKey ? null : column;
 }
 
 export class SchemaCatalog {
@@ -267,8 +282,8 @@ export class SchemaCatalog {
     if (dependencies === null || tables.length !== 1) return null;
     const name = qualify(tables[0]!, schema);
     if (name === null) return null;
-    const column = dependencies.pointColumnOf(name);
-    if (column === undefined || point.assigned.includes(column.column)) return null;
+    const column = boundingColumn(dependencies, name, point);
+    if (column === null) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     const candidates: number[] = [];
@@ -396,8 +411,8 @@ export class SchemaCatalog {
   ): { table: string; values: string[] } | null {
     const name = qualify(table, schema);
     if (name === null) return null;
-    const column = dependencies.pointColumnOf(name);
-    if (column === undefined || point.assigned.includes(column.column)) return null;
+    const column = boundingColumn(dependencies, name, point);
+    if (column === null) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     const rows: string[] = [];

@@ -37,13 +37,16 @@ const WORDS = [
   'IN',
   'INSERT',
   'INTO',
+  'KEY',
   'LIMIT',
   'LOCK',
   'LOW_PRIORITY',
+  'ON',
   'OR',
   'ORDER',
   'PROCEDURE',
   'QUICK',
+  'REPLACE',
   'RETURNING',
   'SELECT',
   'SET',
@@ -205,6 +208,7 @@ export function pointAccessOf(
     case 'delete':
       return pointDelete(reader);
     case 'insert':
+    case 'replace':
       return pointInsert(reader);
     default:
       return null;
@@ -235,6 +239,7 @@ function pointSelect(reader: Reader): PointAccess | null {
         candidates: where.candidates,
         assigned: [],
         insert: false,
+        upsert: false,
         rowPerMatch: rowPerMatch(reader, from),
         inList: where.inList,
       };
@@ -282,27 +287,9 @@ function pointUpdate(reader: Reader): PointAccess | null {
   const target = tableAndAlias(reader, i);
   if (target === null || reader.word(target.next) !== W.SET) return null;
   // The assignments: `[t.]col = expression`, separated by commas at depth 0.
-  const assigned: string[] = [];
-  let at = target.next + 1;
-  let where: number;
-  for (;;) {
-    const column = columnAt(reader, at, target.names);
-    if (column === null || !reader.isOperator(column.next, EQUALS)) return null;
-    assigned.push(column.name);
-    let depth = 0;
-    let i = column.next + 1;
-    for (; i < reader.end; i++) {
-      if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
-      else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
-      else if (depth === 0 && (reader.isOperator(i, COMMA) || reader.word(i) === W.WHERE)) break;
-    }
-    if (i >= reader.end) return null;
-    if (reader.word(i) === W.WHERE) {
-      where = i;
-      break;
-    }
-    at = i + 1;
-  }
+  const update = assignments(reader, target.next + 1, target.names, W.WHERE);
+  if (update === null || reader.word(update.end) !== W.WHERE) return null;
+  const { assigned, end: where } = update;
   const bound = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
   return bound === null || bound.candidates.length === 0
     ? null
@@ -310,6 +297,7 @@ function pointUpdate(reader: Reader): PointAccess | null {
         candidates: bound.candidates,
         assigned,
         insert: false,
+        upsert: false,
         rowPerMatch: false,
         inList: bound.inList,
       };
@@ -331,6 +319,7 @@ function pointDelete(reader: Reader): PointAccess | null {
         candidates: where.candidates,
         assigned: [],
         insert: false,
+        upsert: false,
         rowPerMatch: false,
         inList: where.inList,
       };
@@ -338,10 +327,16 @@ function pointDelete(reader: Reader): PointAccess | null {
 
 /**
  * `INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] [INTO] t (col, …) VALUES (v, …)`:
- * one row, ended by the text or RETURNING (not ON DUPLICATE KEY UPDATE, which may change
- * another row). Each column whose value is a plain integer or a placeholder is a candidate.
+ * one row, ended by the text, RETURNING, or `ON DUPLICATE KEY UPDATE col = …, …`. Each column
+ * whose value is a plain integer or a placeholder is a candidate. `REPLACE … (col, …) VALUES
+ * (v, …)` the same. REPLACE and ON DUPLICATE KEY UPDATE are upserts (`upsert`): they change the
+ * row that the new one collides with, which is the row of its point column's value only when
+ * that column is the table's one unique key (the catalog checks: SchemaCatalog.pointWrite). The
+ * columns ON DUPLICATE KEY UPDATE assigns are `assigned`: assigning the point column moves the
+ * row.
  */
 function pointInsert(reader: Reader): PointAccess | null {
+  const replace = reader.word(reader.start) === W.REPLACE;
   let i = reader.start + 1;
   const priority = reader.word(i);
   if (priority === W.LOW_PRIORITY || priority === W.DELAYED || priority === W.HIGH_PRIORITY) i++;
@@ -385,12 +380,57 @@ function pointInsert(reader: Reader): PointAccess | null {
     if (closing) break;
   }
   if (i >= reader.end || column !== columns.length) return null;
-  // One row, and nothing after it but RETURNING.
-  const after = i + 1;
+  // One row, and nothing after it but ON DUPLICATE KEY UPDATE, RETURNING, or both.
+  let after = i + 1;
+  let assigned: string[] = [];
+  let upsert = replace;
+  if (!replace && reader.word(after) === W.ON) {
+    if (
+      reader.word(after + 1) !== W.DUPLICATE ||
+      reader.word(after + 2) !== W.KEY ||
+      reader.word(after + 3) !== W.UPDATE
+    )
+      return null;
+    const update = assignments(reader, after + 4, [target.name], W.RETURNING);
+    if (update === null) return null;
+    assigned = update.assigned;
+    after = update.end;
+    upsert = true;
+  }
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
   return candidates.length === 0
     ? null
-    : { candidates, assigned: [], insert: true, rowPerMatch: false, inList: false };
+    : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: false };
+}
+
+/**
+ * The assignments `[t.]col = expression, …` from `from` (each expression ends at a comma at
+ * depth 0), up to the statement's end or the word `end` at depth 0: the columns assigned, and
+ * where they end; null when one is not an assignment of a column.
+ */
+function assignments(
+  reader: Reader,
+  from: number,
+  names: readonly string[],
+  end: number,
+): { assigned: string[]; end: number } | null {
+  const assigned: string[] = [];
+  let at = from;
+  for (;;) {
+    const column = columnAt(reader, at, names);
+    if (column === null || !reader.isOperator(column.next, EQUALS)) return null;
+    assigned.push(column.name);
+    let depth = 0;
+    let i = column.next + 1;
+    for (; i < reader.end; i++) {
+      if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+      else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+      else if (depth === 0 && (reader.isOperator(i, COMMA) || reader.word(i) === end)) break;
+    }
+    if (i === column.next + 1 || depth !== 0) return null;
+    if (i >= reader.end || reader.word(i) === end) return { assigned, end: i };
+    at = i + 1;
+  }
 }
 
 /** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */

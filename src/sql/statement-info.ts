@@ -61,6 +61,12 @@ export interface PointAccess {
    */
   insert: boolean;
   /**
+   * REPLACE, or INSERT … ON DUPLICATE KEY UPDATE: besides the row of its point column's value it
+   * may change a row that collides with the new one on another unique key, so it is bounded to
+   * that row only where the table has no other (SchemaCatalog.pointWrite).
+   */
+  upsert: boolean;
+  /**
    * A SELECT whose result has one row per row of the table it matches (nothing in parentheses
    * in its select list, so no aggregate or window function; no GROUP BY, HAVING, WINDOW or
    * PROCEDURE): a result with a row shows the bounded row exists, and no INSERT can change it,

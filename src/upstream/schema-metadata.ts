@@ -151,6 +151,7 @@ export async function loadSchemaSnapshot(
     routineCount,
     udfs,
     primaryKeys,
+    otherUniqueKeys,
   ] = await Promise.all([
     connection.queryRows(
       `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
@@ -188,6 +189,8 @@ export async function loadSchemaSnapshot(
       .catch(() => null),
     // The primary keys' columns, from InnoDB's dictionary (PROCESS; opens no table).
     connection.queryRows(INNODB_PRIMARY_KEYS).catch(() => null),
+    // The tables with another unique key: the same dictionary.
+    connection.queryRows(INNODB_OTHER_UNIQUE_KEYS).catch(() => null),
   ]);
 
   const snapshot: SchemaSnapshot = {
@@ -385,7 +388,7 @@ export async function loadSchemaSnapshot(
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
 
-  const pointColumns = innodbPointColumns(primaryKeys);
+  const pointColumns = innodbPointColumns(primaryKeys, otherUniqueKeys);
   if (pointColumns !== null) {
     snapshot.pointColumns = new Map();
     for (const [[schema, name], column] of pointColumns) {
@@ -472,6 +475,19 @@ const INNODB_PRIMARY_KEYS =
   ' LEFT JOIN information_schema.INNODB_SYS_COLUMNS c ON c.TABLE_ID = i.TABLE_ID AND c.NAME = f.NAME' +
   " WHERE i.NAME = 'PRIMARY'";
 
+/**
+ * The tables with a unique key besides the primary key, in InnoDB's dictionary: an index whose
+ * TYPE has DICT_UNIQUE (2), or DICT_VIRTUAL (128), as the server's long UNIQUE keys (a BLOB's,
+ * or USING HASH) are: InnoDB sees a plain index over a hidden virtual column `DB_ROW_HASH_n`
+ * and the server checks the uniqueness itself. An index over a virtual column of the user's
+ * counts too, as does the unique index InnoDB adds to a table with a FULLTEXT key
+ * (FTS_DOC_ID_INDEX): each only costs an upsert its row bound.
+ */
+const INNODB_OTHER_UNIQUE_KEYS =
+  'SELECT DISTINCT t.NAME FROM information_schema.INNODB_SYS_INDEXES i' +
+  ' JOIN information_schema.INNODB_SYS_TABLES t ON t.TABLE_ID = i.TABLE_ID' +
+  " WHERE i.NAME <> 'PRIMARY' AND (i.TYPE & 130) <> 0";
+
 /** InnoDB's main type of integers (DATA_INT), and its flag of unsigned ones (DATA_UNSIGNED). */
 const INNODB_DATA_INT = 6;
 const INNODB_UNSIGNED = 512;
@@ -487,12 +503,16 @@ const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
  * The point columns (SchemaSnapshot.pointColumns) in InnoDB's dictionary: a primary key of one
  * integer column ([schema, table] each, as innodbTableName reads it); null when it could not be
  * read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that need decoding are
- * left out.
+ * left out. `otherUnique` lists the tables with another unique key (INNODB_OTHER_UNIQUE_KEYS);
+ * null when it could not be read, and then no key is taken as its table's only one.
  */
 function innodbPointColumns(
   rows: Array<Array<string | null>> | null,
+  otherUnique: Array<Array<string | null>> | null,
 ): Array<[table: [string, string], column: PointColumn]> | null {
   if (rows === null) return null;
+  const withOtherKeys =
+    otherUnique === null ? null : new Set(otherUnique.map(([name]) => name ?? ''));
   const keys = new Map<string, Array<Array<string | null>>>();
   for (const row of rows) {
     const name = row[0] ?? null;
@@ -513,7 +533,8 @@ function innodbPointColumns(
     if (![1, 2, 3, 4, 8].includes(bytes)) continue;
     const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
     const max = Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER);
-    columns.push([table, { column: column.toLowerCase(), max }]);
+    const soleUniqueKey = withOtherKeys !== null && !withOtherKeys.has(name);
+    columns.push([table, { column: column.toLowerCase(), max, soleUniqueKey }]);
   }
   return columns;
 }

@@ -773,6 +773,20 @@ describe('writes read from the log, bounded to their rows', () => {
       await direct.query(`INSERT INTO ${s} (n, v) VALUES (21, 'numbered')`);
       await onlyWrittenReadAgain([...changed, range], untouched, old);
     });
+
+    test(`${format}: upserts invalidate their row, the key being the table's one unique key`, async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+      await freshStated();
+      const changed = [6, 7, 22].map(stated);
+      const untouched = [1, 2, 8].map(stated);
+      const old = await cacheAll([...changed, ...untouched]);
+      await direct.query(
+        `INSERT INTO ${s} (id, n, v) VALUES (6, 60, 'up') ON DUPLICATE KEY UPDATE n = VALUES(n)`,
+      );
+      await direct.query(`REPLACE INTO ${s} (id, n, v) VALUES (7, 70, 'replaced')`);
+      await direct.query(`REPLACE INTO ${s} (id, n, v) VALUES (22, 22, 'added')`);
+      await onlyWrittenReadAgain(changed, untouched, old);
+    });
   }
 
   test('ROW, compressed (log_bin_compress): the rows changed, and the others still served', async () => {

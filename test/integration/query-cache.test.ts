@@ -3127,6 +3127,80 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('upserts (REPLACE, ON DUPLICATE KEY UPDATE) write their row where the key is the only unique one', () =>
+    scenario(
+      [
+        ...KV,
+        // Another unique key: an upsert may collide on it, and change any row.
+        'CREATE TABLE named (id INT PRIMARY KEY, name VARCHAR(20) UNIQUE, n INT) ENGINE=InnoDB',
+        "INSERT INTO named VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0)",
+        // A long UNIQUE key, which InnoDB holds as a plain index over a hidden hash column.
+        'CREATE TABLE hashed (id INT PRIMARY KEY, doc TEXT, UNIQUE (doc)) ENGINE=InnoDB',
+        "INSERT INTO hashed VALUES (1, 'x'), (2, 'y')",
+        ...NO_POINT_WRITES,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const reads = [
+          'SELECT v FROM t WHERE id = 1',
+          'SELECT v FROM t WHERE id = 2',
+          'SELECT v FROM t WHERE id = 7',
+          'SELECT v FROM t WHERE id = 30',
+          READ_T,
+        ];
+        for (const sql of reads) await b.query(sql);
+        for (const sql of reads) await b.query(sql);
+        await run.expect({ hits: reads.length }, 'all cached');
+        // Row 1 is there: the upsert updates it, and only it.
+        await a.query("INSERT INTO t (id, v) VALUES (1, 'uno') ON DUPLICATE KEY UPDATE v = 'uno'");
+        for (const sql of reads) await b.query(sql);
+        await run.expect({ hits: 3, invalidations_all: 0 }, 'rows 2, 7 and 30 served');
+        // Row 7 is not: REPLACE adds it, which its read that found none must see.
+        await a.query("REPLACE INTO t (id, v) VALUES (7, 'siete')");
+        await b.query('SELECT v FROM t WHERE id = 7');
+        await b.query('SELECT v FROM t WHERE id = 2');
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await run.expect({ hits: 2 }, 'rows 2 and 1 served after REPLACE of row 7');
+        // Prepared, the row its parameter binds.
+        await a.execute(
+          'INSERT INTO t (id, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)',
+          [2, 'dos'],
+        );
+        await b.query('SELECT v FROM t WHERE id = 2');
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await run.expect({ hits: 1 }, 'row 1 served after the prepared upsert of row 2');
+        // An upsert that assigns the key moves the row: a write of the table.
+        await a.query("INSERT INTO t (id, v) VALUES (3, 'x') ON DUPLICATE KEY UPDATE id = 30");
+        await b.query('SELECT v FROM t WHERE id = 30');
+        await b.query('SELECT v FROM t WHERE id = 1');
+        await run.expect({ hits: 0 }, 'every read of t again after the key moved');
+        // Colliding on another unique key: row 2 ('b') is updated, row 1 ('a') replaced.
+        const named = [
+          'SELECT name, n FROM named WHERE id = 1',
+          'SELECT name, n FROM named WHERE id = 2',
+        ];
+        for (const sql of named) await b.query(sql);
+        for (const sql of named) await b.query(sql);
+        await a.query(
+          "INSERT INTO named (id, name, n) VALUES (9, 'b', 0) ON DUPLICATE KEY UPDATE n = n + 1",
+        );
+        await b.query('SELECT name, n FROM named WHERE id = 2');
+        await a.query("REPLACE INTO named (id, name, n) VALUES (8, 'a', 5)");
+        await b.query('SELECT name, n FROM named WHERE id = 1');
+        await b.query('SELECT doc FROM hashed WHERE id = 1');
+        await b.query('SELECT doc FROM hashed WHERE id = 1');
+        await a.query("REPLACE INTO hashed (id, doc) VALUES (5, 'x')");
+        await b.query('SELECT doc FROM hashed WHERE id = 1');
+        // REPLACE of a parent deletes it first: its children cascade.
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        await a.query('REPLACE INTO parent (id) VALUES (1)');
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        await run.expect({ hits: 4 }, 'each read again after the write that changed its row');
+      },
+    ));
+
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });

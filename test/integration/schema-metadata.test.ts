@@ -55,6 +55,14 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_parted (id INT PRIMARY KEY) ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 2`,
+  // Other unique keys: one column, two, a long UNIQUE (a hash over a hidden virtual column);
+  // and a key that is not unique.
+  `CREATE TABLE ${S}.keys_unique (id INT PRIMARY KEY, code INT UNIQUE) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_unique_pair (id INT PRIMARY KEY, a INT, b INT, UNIQUE (a, b)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_unique_long (id INT PRIMARY KEY, doc TEXT, UNIQUE (doc)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_indexed (id INT PRIMARY KEY, a INT, INDEX (a)) ENGINE=InnoDB`,
+  // FULLTEXT: InnoDB adds a unique index of its own (FTS_DOC_ID_INDEX), taken as another key.
+  `CREATE TABLE ${S}.keys_fulltext (id INT PRIMARY KEY, t TEXT, FULLTEXT (t)) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.MixedCase (id INT PRIMARY KEY)`,
   `CREATE TABLE ${S}.versioned (id INT PRIMARY KEY) WITH SYSTEM VERSIONING`,
   `CREATE SEQUENCE ${S}.seq`,
@@ -544,10 +552,24 @@ describe('schema metadata', () => {
     const points = Object.fromEntries(
       [...(snapshot.pointColumns ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
     );
-    assert.deepEqual(points[q('plain')], { column: 'id', max: 2 ** 31 - 1 });
-    assert.deepEqual(points[q('keys_bigint')], { column: 'id', max: Number.MAX_SAFE_INTEGER });
-    assert.deepEqual(points[q('keys_tiny')], { column: 'id', max: 127 });
-    assert.deepEqual(points[q('keys_named')], { column: 'key_id', max: 2 ** 24 - 1 });
+    const sole = { soleUniqueKey: true };
+    assert.deepEqual(points[q('plain')], { column: 'id', max: 2 ** 31 - 1, ...sole });
+    assert.deepEqual(points[q('keys_bigint')], {
+      column: 'id',
+      max: Number.MAX_SAFE_INTEGER,
+      ...sole,
+    });
+    assert.deepEqual(points[q('keys_tiny')], { column: 'id', max: 127, ...sole });
+    assert.deepEqual(points[q('keys_named')], { column: 'key_id', max: 2 ** 24 - 1, ...sole });
+    assert.deepEqual(points[q('keys_indexed')], { column: 'id', max: 2 ** 31 - 1, ...sole });
+    // A point column still, but not the table's one unique key (what an upsert may collide on).
+    for (const name of ['keys_unique', 'keys_unique_pair', 'keys_unique_long', 'keys_fulltext']) {
+      assert.deepEqual(
+        points[q(name)],
+        { column: 'id', max: 2 ** 31 - 1, soleUniqueKey: false },
+        name,
+      );
+    }
     // Not MyISAM's, not two columns, not text, not YEAR (`y = 5` is 2005), not a partitioned
     // table's (InnoDB lists its partitions), not a table without a primary key.
     for (const name of [

@@ -2235,11 +2235,9 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'DELETE t FROM t WHERE id = 5',
       'DELETE FROM t USING t JOIN u WHERE t.id = 5',
       'INSERT INTO t (id, v) VALUES (5, 1), (6, 2)',
-      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = 2',
       'INSERT INTO t VALUES (5, 1)',
       'INSERT INTO t SET id = 5',
       'INSERT INTO t (id, v) SELECT 5, 1',
-      'REPLACE INTO t (id, v) VALUES (5, 1)',
       // Several statements, or one the classifier could not read.
       'UPDATE t SET v = 1 WHERE id = 5; SELECT 1',
       'SELECT c FROM t WHERE id = 5 AND',
@@ -2314,6 +2312,64 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'DELETE FROM t WHERE id IN (1, )',
       'DELETE FROM t WHERE id IN (1, 2) + 0',
       `DELETE FROM t WHERE id IN (${Array.from({ length: 300 }, (_, i) => i + 1).join(', ')})`,
+    ]) {
+      assert.equal(pointOf(sql), null, sql);
+    }
+  });
+
+  test('upserts: REPLACE and ON DUPLICATE KEY UPDATE, with the columns the update assigns', () => {
+    for (const [sql, expected] of [
+      [
+        'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = 2',
+        [
+          [
+            ['id', '5'],
+            ['v', '1'],
+          ],
+          ['v'],
+        ],
+      ],
+      [
+        'INSERT t (id, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v), t.w = (w + 1) RETURNING id',
+        [
+          [
+            ['id', '?0'],
+            ['v', '?1'],
+          ],
+          ['v', 'w'],
+        ],
+      ],
+      [
+        'INSERT INTO t (id) VALUES (5) ON DUPLICATE KEY UPDATE id = id + 10',
+        [[['id', '5']], ['id']],
+      ],
+      ["REPLACE INTO t (id, v) VALUES (5, 'a')", [[['id', '5']], []]],
+      ["REPLACE LOW_PRIORITY t (v, id) VALUES ('a', ?)", [[['id', '?0']], []]],
+    ] as const) {
+      assert.deepEqual(pointOf(sql), expected, sql);
+      const point = classify(sql, DEFAULTS).point!;
+      assert.equal(point.upsert, true, sql);
+      assert.equal(point.insert, true, sql);
+    }
+    for (const sql of [
+      'INSERT INTO t (id, v) VALUES (5, 1)',
+      'UPDATE t SET v = 1 WHERE id = 5',
+      'DELETE FROM t WHERE id = 5',
+      'SELECT v FROM t WHERE id = 5',
+    ]) {
+      assert.equal(classify(sql, DEFAULTS).point?.upsert, false, sql);
+    }
+    for (const sql of [
+      // Several rows, no column list, a subquery, an update clause cut short or unreadable.
+      "REPLACE INTO t (id, v) VALUES (5, 'a'), (6, 'b')",
+      "REPLACE INTO t VALUES (5, 'a')",
+      "REPLACE INTO t (id, v) SELECT 5, 'a'",
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = (SELECT 2)',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v =',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = 2,',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE UPDATE v = 2',
+      'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE u.v = 2',
     ]) {
       assert.equal(pointOf(sql), null, sql);
     }
