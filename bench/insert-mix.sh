@@ -12,7 +12,8 @@
 # Environment: BACKEND (host:port, default 127.0.0.1:3306), TABLE_SIZE (default 100000),
 # INSERT_RATE (default 200: writes a second), CACHE (default 64M), WORKERS (default 2), OTHER;
 # READER (default oltp_point_select; bench/in-list-select.lua reads ten rows by an IN list of
-# their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key);
+# their keys) and WRITER (default oltp_insert; oltp_update_non_index updates one row by its key;
+# bench/upsert.lua upserts one by its key, ON DUPLICATE KEY UPDATE and REPLACE by turns);
 # WRITES_TO=direct sends the writes straight to the server, beside the target's reads: writes made
 # elsewhere, which nicecache sees only through the binlog follower (a BACKEND with log_bin).
 # PS_MODE (sysbench's --db-ps-mode for reader and writer, default disable: the text protocol) and
