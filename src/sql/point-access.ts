@@ -356,31 +356,16 @@ function pointInsert(reader: Reader): PointAccess | null {
   const values = reader.word(i);
   if ((values !== W.VALUES && values !== W.VALUE) || !reader.isOperator(i + 1, LEFT_PARENTHESIS))
     return null;
-  const candidates: PointCandidate[] = [];
-  let column = 0;
-  let valueStart = i + 2;
-  let depth = 0;
-  for (i = valueStart; i < reader.end; i++) {
-    if (reader.isOperator(i, LEFT_PARENTHESIS)) {
-      depth++;
-      continue;
-    }
-    const closing = reader.isOperator(i, RIGHT_PARENTHESIS);
-    if (closing && depth > 0) {
-      depth--;
-      continue;
-    }
-    if (depth > 0 || !(closing || reader.isOperator(i, COMMA))) continue;
-    // One value: tokens [valueStart, i).
-    if (column >= columns.length) return null;
-    const candidate = i === valueStart + 1 ? reader.candidate(columns[column]!, valueStart) : null;
-    if (candidate !== null) candidates.push(candidate);
-    column++;
-    valueStart = i + 1;
-    if (closing) break;
+  const rows: PointCandidate[][] = [];
+  let row = rowCandidates(reader, columns, i + 1);
+  for (;;) {
+    if (row === null) return null;
+    rows.push(row.candidates);
+    if (!reader.isOperator(row.close + 1, COMMA)) break;
+    row = rowCandidates(reader, columns, row.close + 2);
   }
-  if (i >= reader.end || column !== columns.length) return null;
-  // One row, and nothing after it but ON DUPLICATE KEY UPDATE, RETURNING, or both.
+  i = row.close;
+  // Nothing after the rows but ON DUPLICATE KEY UPDATE, RETURNING, or both.
   let after = i + 1;
   let assigned: string[] = [];
   let upsert = replace;
@@ -398,9 +383,61 @@ function pointInsert(reader: Reader): PointAccess | null {
     upsert = true;
   }
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
+  if (rows.length === 1) {
+    const candidates = rows[0]!;
+    return candidates.length === 0
+      ? null
+      : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: false };
+  }
+  // Several rows: an INSERT of them only adds rows (StatementInfo.addsRowsOnly). An upsert
+  // writes the union of its rows' keys, as an IN list bounds a write: a column is a candidate
+  // only where every row gives it a value, so no row's key goes unread.
+  if (!upsert || rows.length > MAX_IN_LIST) return null;
+  const candidates: PointCandidate[] = [];
+  for (const column of columns) {
+    const values = rows.map((each) => each.find((candidate) => candidate.column === column));
+    if (values.every((value) => value !== undefined)) candidates.push(...values);
+  }
   return candidates.length === 0
     ? null
-    : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: false };
+    : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: true };
+}
+
+/**
+ * One row of values `(v, …)` opening at `open`, one value per column of `columns`: a candidate
+ * for each that is a plain integer or a placeholder, and the index of the row's closing
+ * parenthesis; null when the row is not that.
+ */
+function rowCandidates(
+  reader: Reader,
+  columns: readonly string[],
+  open: number,
+): { candidates: PointCandidate[]; close: number } | null {
+  if (!reader.isOperator(open, LEFT_PARENTHESIS)) return null;
+  const candidates: PointCandidate[] = [];
+  let column = 0;
+  let valueStart = open + 1;
+  let depth = 0;
+  for (let i = valueStart; i < reader.end; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) {
+      depth++;
+      continue;
+    }
+    const closing = reader.isOperator(i, RIGHT_PARENTHESIS);
+    if (closing && depth > 0) {
+      depth--;
+      continue;
+    }
+    if (depth > 0 || !(closing || reader.isOperator(i, COMMA))) continue;
+    // One value: tokens [valueStart, i).
+    if (column >= columns.length) return null;
+    const candidate = i === valueStart + 1 ? reader.candidate(columns[column]!, valueStart) : null;
+    if (candidate !== null) candidates.push(candidate);
+    column++;
+    valueStart = i + 1;
+    if (closing) return column === columns.length ? { candidates, close: i } : null;
+  }
+  return null;
 }
 
 /**

@@ -777,7 +777,7 @@ describe('writes read from the log, bounded to their rows', () => {
     test(`${format}: upserts invalidate their row, the key being the table's one unique key`, async () => {
       await direct.query(`SET SESSION binlog_format = '${format}'`);
       await freshStated();
-      const changed = [6, 7, 22].map(stated);
+      const changed = [3, 6, 7, 22, 23].map(stated);
       const untouched = [1, 2, 8].map(stated);
       const old = await cacheAll([...changed, ...untouched]);
       await direct.query(
@@ -785,6 +785,10 @@ describe('writes read from the log, bounded to their rows', () => {
       );
       await direct.query(`REPLACE INTO ${s} (id, n, v) VALUES (7, 70, 'replaced')`);
       await direct.query(`REPLACE INTO ${s} (id, n, v) VALUES (22, 22, 'added')`);
+      await direct.query(
+        `INSERT INTO ${s} (id, n, v) VALUES (3, 30, 'up'), (23, 23, 'new') ` +
+          'ON DUPLICATE KEY UPDATE v = VALUES(v)',
+      );
       await onlyWrittenReadAgain(changed, untouched, old);
     });
   }

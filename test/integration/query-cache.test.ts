@@ -3170,6 +3170,22 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await b.query('SELECT v FROM t WHERE id = 2');
         await b.query('SELECT v FROM t WHERE id = 1');
         await run.expect({ hits: 1 }, 'row 1 served after the prepared upsert of row 2');
+        // Several rows: the rows of their keys, text and prepared.
+        const some = [1, 2, 4, 5].map((id) => `SELECT v FROM t WHERE id = ${id}`);
+        for (const sql of some) await b.query(sql);
+        await run.expect({ hits: 2 }, 'rows 1 and 2 served, rows 4 and 5 stored');
+        await a.query(
+          "INSERT INTO t (id, v) VALUES (1, 'un'), (8, CONCAT('hu', 'it')) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+        );
+        await a.execute('REPLACE INTO t (v, id) VALUES (?, ?), (?, ?)', ['deux', 2, 'neuf', 9]);
+        for (const sql of some) await b.query(sql);
+        await run.expect({ hits: 2 }, 'rows 4 and 5 served after upserts of rows 1, 2, 8 and 9');
+        // A row whose key AUTO_INCREMENT or an expression gives bounds nothing: the table.
+        await b.query('SELECT v FROM t WHERE id = 10');
+        await a.query("REPLACE INTO t (id, v) VALUES (9, 'nine'), (3 + 7, 'ten')");
+        await b.query('SELECT v FROM t WHERE id = 10');
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await run.expect({ hits: 0 }, 'rows 10 and 4 read again');
         // An upsert that assigns the key moves the row: a write of the table.
         await a.query("INSERT INTO t (id, v) VALUES (3, 'x') ON DUPLICATE KEY UPDATE id = 30");
         await b.query('SELECT v FROM t WHERE id = 30');

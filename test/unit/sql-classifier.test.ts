@@ -2351,6 +2351,38 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(point.upsert, true, sql);
       assert.equal(point.insert, true, sql);
     }
+    // Several rows: the union of their keys, as an IN list; a column only where each row has one.
+    for (const [sql, expected] of [
+      [
+        "REPLACE INTO t (id, v) VALUES (5, 'a'), (6, 'b')",
+        [
+          ['id', '5'],
+          ['id', '6'],
+        ],
+      ],
+      [
+        'INSERT INTO t (v, id) VALUES (1, ?), (NULL, ?), (3, ?) ON DUPLICATE KEY UPDATE v = v + 1',
+        [
+          ['id', '?0'],
+          ['id', '?1'],
+          ['id', '?2'],
+        ],
+      ],
+    ] as const) {
+      assert.deepEqual(pointOf(sql)?.[0], expected, sql);
+      assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
+    }
+    for (const sql of [
+      // A row's key not a plain integer; a row of the wrong length; rows of a plain INSERT,
+      // which only adds rows.
+      "REPLACE INTO t (id, v) VALUES (5, 'a'), (NULL, 'b')",
+      "REPLACE INTO t (id, v) VALUES (5, 'a'), (2 + 4, 'b')",
+      "REPLACE INTO t (id, v) VALUES (5, 'a'), (6)",
+      "REPLACE INTO t (id, v) VALUES (5, 'a'),",
+      "INSERT INTO t (id, v) VALUES (5, 'a'), (6, 'b')",
+    ]) {
+      assert.equal(pointOf(sql), null, sql);
+    }
     for (const sql of [
       'INSERT INTO t (id, v) VALUES (5, 1)',
       'UPDATE t SET v = 1 WHERE id = 5',
@@ -2360,8 +2392,7 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(classify(sql, DEFAULTS).point?.upsert, false, sql);
     }
     for (const sql of [
-      // Several rows, no column list, a subquery, an update clause cut short or unreadable.
-      "REPLACE INTO t (id, v) VALUES (5, 'a'), (6, 'b')",
+      // No column list, a subquery, an update clause cut short or unreadable.
       "REPLACE INTO t VALUES (5, 'a')",
       "REPLACE INTO t (id, v) SELECT 5, 'a'",
       'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = (SELECT 2)',
