@@ -118,6 +118,11 @@ export interface PointColumn {
    * UPDATE collides with can only be the row of the new one's point value.
    */
   soleUniqueKey: boolean;
+  /**
+   * A BEFORE INSERT or UPDATE trigger of the table may set the column (NEW.column): a write
+   * bounded by its value may land on another row.
+   */
+  movedByTriggers: boolean;
 }
 
 /** What a procedure of SchemaSnapshot.temporaryProcedures does. */
@@ -210,6 +215,27 @@ export class TableDependencies {
       baseTables.has(qualified) &&
       (cascades.get(qualified)?.length ?? 0) === 0 &&
       (storedIn?.get(qualified)?.length ?? 0) === 0
+    );
+  }
+
+  /**
+   * May a write to `qualified` change the table again, beyond the rows it names: is it among
+   * what one of the tables it writes (writesOf, itself included) writes in turn, through a
+   * trigger, a cascading foreign key (to itself too) or a MERGE table's UNION, directly or
+   * through a view? True when that cannot be told.
+   */
+  writesBackInto(qualified: string): boolean {
+    const written = this.writesOf(qualified);
+    if (written === 'everything') return true;
+    const { views, triggerWrites, cascades, storedIn } = this.#snapshot;
+    const isBack = (target: string): boolean =>
+      target === qualified ||
+      (views.has(target) && (this.readsOf(target)?.includes(qualified) ?? true));
+    return written.some(
+      (table) =>
+        (triggerWrites.get(table) ?? []).some(isBack) ||
+        (cascades.get(table) ?? []).some(isBack) ||
+        (storedIn?.get(table) ?? []).some(isBack),
     );
   }
 

@@ -52,11 +52,16 @@ export class ParameterPoint {
     return slots;
   }
 
-  /** What a write's execution marks: the table's "some row" and its rows (a new array). */
+  /**
+   * What a write's execution marks: the table's "some row", its rows, and the other tables it
+   * writes whole (its triggers', its cascades'): a new array.
+   */
   writeSlots(): Int32Array {
-    const slots = new Int32Array(1 + this.rows.length);
-    slots[0] = this.target!.someRowSlot;
+    const target = this.target!;
+    const slots = new Int32Array(1 + this.rows.length + target.alsoWrites.length);
+    slots[0] = target.someRowSlot;
     slots.set(this.rows, 1);
+    slots.set(target.alsoWrites, 1 + this.rows.length);
     return slots;
   }
 

@@ -93,7 +93,14 @@ export interface PointRead {
   candidates: readonly number[];
   /** rowNameHash of the table (see rowSlotOfInteger). */
   rowHash: number;
+  /**
+   * For a point write, the slots of the other tables it writes whole besides its rows: what the
+   * table's triggers and cascades write (empty for a read).
+   */
+  alsoWrites: Int32Array;
 }
+
+const NO_SLOTS = new Int32Array(0);
 
 /** What a write of rows of a point table marks besides each row's slot (SchemaCatalog.rowWrite). */
 export interface RowWrite {
@@ -299,13 +306,14 @@ export class SchemaCatalog {
       candidate: candidates[0]!,
       candidates,
       rowHash: rowNameHash(name),
+      alsoWrites: NO_SLOTS,
     };
   }
 
   /**
-   * pointRead for a write: also null unless writing the table writes no other (no cascade, no
-   * MERGE) and no trigger runs, as writeSlots asks of a point write. The write then marks
-   * [someRowSlot, its row's slot].
+   * pointRead for a write: also null unless its rows are all a write of the table changes in it
+   * (#alsoWritten), as writeSlots asks of a point write. The write then marks [someRowSlot, its
+   * rows' slots, alsoWrites].
    */
   pointWrite(
     tables: readonly TableRef[],
@@ -315,7 +323,8 @@ export class SchemaCatalog {
     const read = this.pointRead(tables, schema, point);
     const dependencies = this.current;
     if (read === null || dependencies === null) return null;
-    return this.#writesItselfOnly(dependencies, read.table) ? read : null;
+    const also = this.#alsoWritten(dependencies, read.table);
+    return also === null ? null : { ...read, alsoWrites: also };
   }
 
   /**
@@ -492,11 +501,33 @@ export class SchemaCatalog {
       return null;
     }
     const rows = this.#pointRows(dependencies, tables[0]!, schema, point, values);
-    if (rows === null || !this.#writesItselfOnly(dependencies, rows.table)) return null;
+    if (rows === null) return null;
+    const also = this.#alsoWritten(dependencies, rows.table);
+    if (also === null) return null;
     const slots: number[] = [];
     this.#addSlot(slots, someRowName(rows.table));
     for (const value of rows.values) this.#addSlot(slots, rowSlotName(rows.table, value));
+    for (const slot of also) if (!slots.includes(slot)) slots.push(slot);
     return Int32Array.from(slots);
+  }
+
+  /**
+   * What a write of rows of point table `name` bounded by its key marks besides them: the slots
+   * of the other tables it writes (its triggers', its cascades', and so on), whole. Null when
+   * the write may change rows of the table other than those: when what it writes cannot be told,
+   * a trigger or cascade on the way writes the table back (a foreign key to itself, say), or a
+   * BEFORE trigger may set the key (the row lands elsewhere).
+   */
+  #alsoWritten(dependencies: TableDependencies, name: string): Int32Array | null {
+    const written = dependencies.writesOf(name);
+    if (written === 'everything' || dependencies.writesBackInto(name)) return null;
+    if (dependencies.pointColumnOf(name)?.movedByTriggers !== false) return null;
+    if (written.length === 1) return NO_SLOTS;
+    const others = this.#writeSlotsOf(
+      written.filter((table) => table !== name),
+      dependencies,
+    );
+    return others === EVERYTHING ? null : others;
   }
 
   /**

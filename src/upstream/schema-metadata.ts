@@ -38,7 +38,7 @@ import type {
 } from '../sql/statement-classifier.ts';
 import { catalogNameOf, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/table-ref.ts';
-import { TokenKind, tokenize } from '../sql/tokenizer.ts';
+import { Op, TokenKind, tokenize } from '../sql/tokenizer.ts';
 import type { TokenList } from '../sql/tokenizer.ts';
 import type { MysqlConnection } from './mysql-connection.ts';
 import type { KeptProgramRows } from './kept-program-rows.ts';
@@ -160,7 +160,7 @@ export async function loadSchemaSnapshot(
       `SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
     ),
     connection.queryRows(
-      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
+      `SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT, SQL_MODE, ACTION_TIMING, EVENT_MANIPULATION FROM information_schema.TRIGGERS WHERE ${NOT_SYSTEM('EVENT_OBJECT_SCHEMA')}`,
     ),
     // InnoDB's own list of foreign keys opens no table; it needs PROCESS (see innodbCascades).
     connection
@@ -340,8 +340,12 @@ export async function loadSchemaSnapshot(
       functionWritesOf(calls, owner, procedures, lctn);
 
   const triggerWrites = new Map<string, Set<string>>();
+  // The columns of each table whose value a BEFORE INSERT or UPDATE trigger may set, and the
+  // tables one of whose such triggers cannot be read (any column).
+  const triggerSetColumns = new Map<string, Set<string>>();
+  const triggerSetsAny = new Set<string>();
   snapshot.temporaryTableTriggers = new Set();
-  for (const [triggerSchema, schema, table, body, sqlMode] of triggers) {
+  for (const [triggerSchema, schema, table, body, sqlMode, timing, event] of triggers) {
     if (triggerSchema == null || schema == null || table == null || isSystemSchema(schema)) {
       continue;
     }
@@ -365,6 +369,14 @@ export async function loadSchemaSnapshot(
       { lowerCaseTableNames: lctn, serverVersion },
     );
     addAll(triggerWrites, qualify(schema, table), written);
+    if (key !== null && timing === 'BEFORE' && (event === 'INSERT' || event === 'UPDATE')) {
+      const set = newColumnsSet(body ?? null, sqlMode ?? '', {
+        lowerCaseTableNames: lctn,
+        serverVersion,
+      });
+      if (set === null) triggerSetsAny.add(key);
+      else addAll(triggerSetColumns, key, set);
+    }
   }
   for (const [table, written] of triggerWrites) {
     // Kept even when empty: a table with triggers is one whose writes may change session state.
@@ -394,7 +406,10 @@ export async function loadSchemaSnapshot(
     for (const [[schema, name], column] of pointColumns) {
       if (isSystemSchema(schema)) continue;
       const key = qualify(schema, name);
-      if (key !== null && snapshot.baseTables.has(key)) snapshot.pointColumns.set(key, column);
+      if (key === null || !snapshot.baseTables.has(key)) continue;
+      const movedByTriggers =
+        triggerSetsAny.has(key) || (triggerSetColumns.get(key)?.has(column.column) ?? false);
+      snapshot.pointColumns.set(key, { ...column, movedByTriggers });
     }
   }
 
@@ -534,7 +549,10 @@ function innodbPointColumns(
     const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
     const max = Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER);
     const soleUniqueKey = withOtherKeys !== null && !withOtherKeys.has(name);
-    columns.push([table, { column: column.toLowerCase(), max, soleUniqueKey }]);
+    columns.push([
+      table,
+      { column: column.toLowerCase(), max, soleUniqueKey, movedByTriggers: false },
+    ]);
   }
   return columns;
 }
@@ -698,6 +716,48 @@ function triggerBodyWrites(
     }
   }
   return [...written];
+}
+
+/**
+ * The columns (lowercased) whose value a BEFORE INSERT or UPDATE trigger's body may set: each
+ * `NEW.col` in a statement that is no INSERT, REPLACE, UPDATE or DELETE (`SET NEW.col = …`,
+ * `SELECT … INTO NEW.col`, a CALL's OUT parameter; a SET reading one counts too), or followed by
+ * `:=`. Those four only read NEW's values. Null when the body cannot be read (flow control,
+ * ORACLE mode): any column, then.
+ */
+function newColumnsSet(
+  body: string | null,
+  sqlMode: string,
+  base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+): string[] | null {
+  const modes = sqlMode.split(',');
+  if (body === null || modes.includes('ORACLE')) return null;
+  const options: ClassifyOptions = {
+    ...base,
+    ansiQuotes: modes.includes('ANSI_QUOTES'),
+    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
+  };
+  const statements = bodyStatements(body, options);
+  if (statements === null) return null;
+  const set: string[] = [];
+  for (const statement of statements) {
+    const tokens = tokenize(statement, options);
+    if (tokens.error !== null) return null;
+    const kind = classify(statement, options).kind;
+    const reads = kind === 'insert' || kind === 'replace' || kind === 'update' || kind === 'delete';
+    for (let i = 0; i + 2 < tokens.count; i++) {
+      if (
+        !isWordText(tokens, i, 'NEW') ||
+        !isOperator(tokens, i + 1, DOT) ||
+        !isName(tokens, i + 2)
+      )
+        continue;
+      if (!reads || isOperator(tokens, i + 3, Op.Assign)) {
+        set.push(tokens.identifier(i + 2).toLowerCase());
+      }
+    }
+  }
+  return set;
 }
 
 /**

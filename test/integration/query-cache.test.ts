@@ -3217,6 +3217,67 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a point write to a table with triggers or cascades: its rows, and what those write whole', () =>
+    scenario(
+      [
+        'CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, row_id INT, v VARCHAR(20)) ENGINE=InnoDB',
+        'CREATE TABLE tracked (id INT PRIMARY KEY, v VARCHAR(20), changes INT DEFAULT 0) ENGINE=InnoDB',
+        "INSERT INTO tracked (id, v) VALUES (1, 'one'), (2, 'two')",
+        'CREATE TRIGGER tracked_audit AFTER UPDATE ON tracked FOR EACH ROW INSERT INTO audit (row_id, v) VALUES (NEW.id, NEW.v)',
+        // A BEFORE trigger that sets another column: the row stays where it is.
+        'CREATE TRIGGER tracked_count BEFORE UPDATE ON tracked FOR EACH ROW SET NEW.changes = OLD.changes + 1',
+        // One that sets the key: the row moves.
+        'CREATE TABLE shifted (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO shifted VALUES (1, 'one'), (2, 'two')",
+        'CREATE TRIGGER shift BEFORE UPDATE ON shifted FOR EACH ROW SET NEW.id = NEW.id + 10',
+        // A foreign key to itself: deleting a row deletes others.
+        'CREATE TABLE staff (id INT PRIMARY KEY, boss INT, FOREIGN KEY (boss) REFERENCES staff (id) ON DELETE CASCADE) ENGINE=InnoDB',
+        'INSERT INTO staff VALUES (1, NULL), (2, 1), (3, 2), (4, NULL)',
+        ...NO_POINT_WRITES,
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const tracked = (id: number): string => `SELECT v, changes FROM tracked WHERE id = ${id}`;
+        const AUDIT = 'SELECT row_id, v FROM audit ORDER BY id';
+        const reads = [
+          tracked(1),
+          tracked(2),
+          AUDIT,
+          'SELECT v FROM shifted WHERE id = 11',
+          'SELECT v FROM shifted WHERE id = 2',
+          'SELECT boss FROM staff WHERE id = 3',
+          'SELECT boss FROM staff WHERE id = 4',
+          'SELECT id FROM parent WHERE id = 2',
+          'SELECT pid FROM child WHERE id = 1',
+        ];
+        for (const sql of reads) await b.query(sql);
+        for (const sql of reads) await b.query(sql);
+        await run.expect({ hits: reads.length }, 'all cached');
+        // Row 1 and what its trigger writes (the audit table, whole); row 2 stays served.
+        await a.query("UPDATE tracked SET v = 'uno' WHERE id = 1");
+        for (const sql of [tracked(1), AUDIT, tracked(2)]) await b.query(sql);
+        await run.expect({ hits: 1, invalidations_all: 0 }, 'row 2 served');
+        await a.execute('UPDATE tracked SET v = ? WHERE id = ?', ['dos', 2]);
+        for (const sql of [tracked(2), AUDIT, tracked(1)]) await b.query(sql);
+        await run.expect({ hits: 1 }, 'row 1 served after the prepared write of row 2');
+        // The key moved by the trigger: row 11 is new, the table written.
+        await a.query("UPDATE shifted SET v = 'moved' WHERE id = 1");
+        await b.query('SELECT v FROM shifted WHERE id = 11');
+        await b.query('SELECT v FROM shifted WHERE id = 2');
+        // Rows 2 and 3 cascade from row 1: the table written.
+        await a.query('DELETE FROM staff WHERE id = 1');
+        await b.query('SELECT boss FROM staff WHERE id = 3');
+        await b.query('SELECT boss FROM staff WHERE id = 4');
+        await run.expect({ hits: 0 }, 'shifted and staff read again');
+        // A parent's row and its children's table: the parent's other rows stay served.
+        await a.query('DELETE FROM parent WHERE id = 1');
+        await b.query('SELECT pid FROM child WHERE id = 1');
+        await b.query('SELECT id FROM parent WHERE id = 2');
+        await run.expect({ hits: 1 }, 'parent row 2 served, the child read again');
+      },
+    ));
+
   test('LOCK TABLES (alone or in a text of several): a table that is not locked is refused, even when cached', () =>
     scenario([...KV, ...KV2], async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -63,6 +63,16 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_indexed (id INT PRIMARY KEY, a INT, INDEX (a)) ENGINE=InnoDB`,
   // FULLTEXT: InnoDB adds a unique index of its own (FTS_DOC_ID_INDEX), taken as another key.
   `CREATE TABLE ${S}.keys_fulltext (id INT PRIMARY KEY, t TEXT, FULLTEXT (t)) ENGINE=InnoDB`,
+  // BEFORE triggers that may set the key, or read it only; one that cannot be read.
+  `CREATE TABLE ${S}.keys_shifted (id INT PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TRIGGER ${S}.keys_shifted_bu BEFORE UPDATE ON ${S}.keys_shifted FOR EACH ROW SET NEW.id = NEW.id + 10`,
+  `CREATE TABLE ${S}.keys_copied (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+  `CREATE TRIGGER ${S}.keys_copied_bi BEFORE INSERT ON ${S}.keys_copied FOR EACH ROW INSERT INTO audit (msg) VALUES (NEW.id)`,
+  `CREATE TABLE ${S}.keys_flow (id INT PRIMARY KEY, v INT) ENGINE=InnoDB`,
+  `CREATE TRIGGER ${S}.keys_flow_bu BEFORE UPDATE ON ${S}.keys_flow FOR EACH ROW
+   BEGIN
+     IF NEW.v < 0 THEN SET NEW.v = 0; END IF;
+   END`,
   `CREATE TABLE ${S}.MixedCase (id INT PRIMARY KEY)`,
   `CREATE TABLE ${S}.versioned (id INT PRIMARY KEY) WITH SYSTEM VERSIONING`,
   `CREATE SEQUENCE ${S}.seq`,
@@ -552,7 +562,7 @@ describe('schema metadata', () => {
     const points = Object.fromEntries(
       [...(snapshot.pointColumns ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
     );
-    const sole = { soleUniqueKey: true };
+    const sole = { soleUniqueKey: true, movedByTriggers: false };
     assert.deepEqual(points[q('plain')], { column: 'id', max: 2 ** 31 - 1, ...sole });
     assert.deepEqual(points[q('keys_bigint')], {
       column: 'id',
@@ -566,9 +576,21 @@ describe('schema metadata', () => {
     for (const name of ['keys_unique', 'keys_unique_pair', 'keys_unique_long', 'keys_fulltext']) {
       assert.deepEqual(
         points[q(name)],
-        { column: 'id', max: 2 ** 31 - 1, soleUniqueKey: false },
+        { column: 'id', max: 2 ** 31 - 1, soleUniqueKey: false, movedByTriggers: false },
         name,
       );
+    }
+    // A BEFORE INSERT or UPDATE trigger that sets the key, or cannot be read; not one that
+    // reads it in a write, sets another column, or runs after.
+    for (const [name, moved] of [
+      ['keys_shifted', true],
+      ['keys_flow', true],
+      ['keys_copied', false],
+      ['stamped', false],
+      ['orders', false],
+      ['flagged', false],
+    ] as const) {
+      assert.equal(points[q(name)]?.movedByTriggers, moved, name);
     }
     // Not MyISAM's, not two columns, not text, not YEAR (`y = 5` is 2005), not a partitioned
     // table's (InnoDB lists its partitions), not a table without a primary key.
@@ -601,6 +623,9 @@ describe('schema metadata', () => {
       [q('flagged')]: ['*'],
       [q('quoted')]: [q('audit')],
       [q('stamped')]: [],
+      [q('keys_shifted')]: [],
+      [q('keys_copied')]: [q('audit')],
+      [q('keys_flow')]: ['*'],
     });
     assert.deepEqual(ours(snapshot).cascades, {
       [q('parent')]: [q('child')],
