@@ -18,6 +18,7 @@
 # elsewhere, which nicecache sees only through the binlog follower (a BACKEND with log_bin).
 # PS_MODE (sysbench's --db-ps-mode for reader and writer, default disable: the text protocol) and
 # READER_ARGS (more options for the reader: --prepared=on for bench/in-list-select.lua).
+# SETUP_SQL: statements run on the server once the table is made (a trigger on sbtest1, say).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -60,6 +61,7 @@ proxy() {
 mariadb -h"$host" -P"$port" -uroot -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
 sysbench oltp_point_select --db-driver=mysql --mysql-host="$host" --mysql-port="$port" \
   --mysql-user=root --mysql-db=$db --tables=1 --table-size="$table_size" prepare >/dev/null
+if [ -n "${SETUP_SQL:-}" ]; then mariadb -h"$host" -P"$port" -uroot "$db" -e "$SETUP_SQL"; fi
 
 direct_port=$port
 direct_pid=
