@@ -692,13 +692,8 @@ function triggerBodyWrites(
   sqlMode: string,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] {
-  const modes = sqlMode.split(',');
-  if (body === null || modes.includes('ORACLE')) return [UNKNOWN_TABLE];
-  const options: ClassifyOptions = {
-    ...base,
-    ansiQuotes: modes.includes('ANSI_QUOTES'),
-    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
-  };
+  const options = bodyOptions(sqlMode, base);
+  if (body === null || options === null) return [UNKNOWN_TABLE];
   const statements = bodyStatements(body, options);
   if (statements === null) return [UNKNOWN_TABLE];
   const written = new Set<string>();
@@ -730,13 +725,8 @@ function newColumnsSet(
   sqlMode: string,
   base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
 ): string[] | null {
-  const modes = sqlMode.split(',');
-  if (body === null || modes.includes('ORACLE')) return null;
-  const options: ClassifyOptions = {
-    ...base,
-    ansiQuotes: modes.includes('ANSI_QUOTES'),
-    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
-  };
+  const options = bodyOptions(sqlMode, base);
+  if (body === null || options === null) return null;
   const statements = bodyStatements(body, options);
   if (statements === null) return null;
   const set: string[] = [];
@@ -1153,13 +1143,8 @@ function procedureCalls(
 ): string[] | null {
   const { functions, udfs, writingViews } = hazards;
   const lctn = base.lowerCaseTableNames;
-  const modes = sqlMode.split(',');
-  if (body === null || modes.includes('ORACLE')) return null;
-  const options: ClassifyOptions = {
-    ...base,
-    ansiQuotes: modes.includes('ANSI_QUOTES'),
-    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
-  };
+  const options = bodyOptions(sqlMode, base);
+  if (body === null || options === null) return null;
   const tokens = tokenize(body, options);
   if (tokens.error !== null) return null;
   const calls: string[] = [];
@@ -1257,6 +1242,24 @@ const FLOW_CONTROL_TEXT = new Set(['END', 'GOTO']);
  * a plain `[label:] BEGIN ... END [label]` block, null when it holds flow control or cannot be
  * lexed.
  */
+/**
+ * How a stored body created under `sqlMode` is read: ANSI_QUOTES decides whether "x" is a name
+ * or a string, NO_BACKSLASH_ESCAPES what a backslash does. Null under ORACLE, where it is PL/SQL,
+ * which the classifier does not read.
+ */
+function bodyOptions(
+  sqlMode: string,
+  base: Pick<ClassifyOptions, 'lowerCaseTableNames' | 'serverVersion'>,
+): ClassifyOptions | null {
+  const modes = sqlMode.split(',');
+  if (modes.includes('ORACLE')) return null;
+  return {
+    ...base,
+    ansiQuotes: modes.includes('ANSI_QUOTES'),
+    noBackslashEscapes: modes.includes('NO_BACKSLASH_ESCAPES'),
+  };
+}
+
 function bodyStatements(body: string, options: ClassifyOptions): string[] | null {
   const tokens = tokenize(body, options);
   if (tokens.error !== null) return null;
