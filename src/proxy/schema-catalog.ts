@@ -311,9 +311,9 @@ export class SchemaCatalog {
   }
 
   /**
-   * pointRead for a write: also null unless its rows are all a write of the table changes in it
-   * (#alsoWritten), as writeSlots asks of a point write. The write then marks [someRowSlot, its
-   * rows' slots, alsoWrites].
+   * pointRead for a write: also null unless the write changes no row of its table but those it
+   * names (#alsoWritten), as writeSlots asks of a point write. The write then marks
+   * [someRowSlot, its rows' slots, alsoWrites].
    */
   pointWrite(
     tables: readonly TableRef[],
@@ -329,12 +329,13 @@ export class SchemaCatalog {
 
   /**
    * What an INSERT that only adds rows (StatementInfo.addsRowsOnly) of `tables` marks: when it
-   * is one base table with a point column, stored in no other and with no trigger, the table's
-   * "some row" and "new rows" slots. Every row it adds is one no row had the key of before, so
-   * it changes no read that found its row; only those that found none (which depend on "new
-   * rows", see newRowsSlotsOf) and every read not bounded to one row. `tableSlot` is what the
-   * writing session's own reads must take as written: it reads the rows it added before they
-   * are committed, whichever they are. Null when the write is a write of the table.
+   * is one base table with a point column, the table's "some row" and "new rows" slots, and the
+   * tables its triggers write, whole (#alsoWritten). Every row it adds is one no row had the key
+   * of before (a BEFORE trigger that sets the key only picks which), so it changes no read that
+   * found its row; only those that found none (which depend on "new rows", see newRowsSlotsOf)
+   * and every read not bounded to one row. `tableSlot` is what the writing session's own reads
+   * must take as written: it reads the rows it added before they are committed, whichever they
+   * are. Null when the write is a write of the table.
    */
   rowsAddedTo(
     tables: readonly TableRef[],
@@ -346,10 +347,12 @@ export class SchemaCatalog {
     if (name === null || dependencies.pointColumnOf(name) === undefined) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    if (!this.#writesItselfOnly(dependencies, name)) return null;
+    const also = this.#alsoWritten(dependencies, name, false);
+    if (also === null) return null;
     const slots: number[] = [];
     this.#addSlot(slots, someRowName(name));
     this.#addSlot(slots, newRowsName(name));
+    for (const slot of also) if (!slots.includes(slot)) slots.push(slot);
     return { slots: Int32Array.from(slots), tableSlot: this.#registry.slotOf(name) };
   }
 
@@ -442,20 +445,6 @@ export class SchemaCatalog {
   }
 
   /**
-   * Does writing `name` write that table alone (no cascade, no MERGE over it) and run no
-   * trigger? Only then can a write of it be bounded to rows.
-   */
-  #writesItselfOnly(dependencies: TableDependencies, name: string): boolean {
-    const written = dependencies.writesOf(name);
-    return (
-      written !== 'everything' &&
-      written.length === 1 &&
-      written[0] === name &&
-      !dependencies.hasTriggers(name)
-    );
-  }
-
-  /**
    * The slots a write of `tables` invalidates, or EVERYTHING. A point write (one table with a
    * point column, bounded to one value of it or a few (an IN list), assigning no new one, with no
    * trigger, no cascade and no other table its rows are stored in) invalidates those values' row
@@ -515,13 +504,14 @@ export class SchemaCatalog {
    * What a write of rows of point table `name` bounded by its key marks besides them: the slots
    * of the other tables it writes (its triggers', its cascades', and so on), whole. Null when
    * the write may change rows of the table other than those: when what it writes cannot be told,
-   * a trigger or cascade on the way writes the table back (a foreign key to itself, say), or a
-   * BEFORE trigger may set the key (the row lands elsewhere).
+   * a trigger or cascade on the way writes the table back (a foreign key to itself, say), or,
+   * for a write that names its rows (`named`), a BEFORE trigger may set the key (the row lands
+   * elsewhere).
    */
-  #alsoWritten(dependencies: TableDependencies, name: string): Int32Array | null {
+  #alsoWritten(dependencies: TableDependencies, name: string, named = true): Int32Array | null {
     const written = dependencies.writesOf(name);
     if (written === 'everything' || dependencies.writesBackInto(name)) return null;
-    if (dependencies.pointColumnOf(name)?.movedByTriggers !== false) return null;
+    if (named && dependencies.pointColumnOf(name)?.movedByTriggers !== false) return null;
     if (written.length === 1) return NO_SLOTS;
     const others = this.#writeSlotsOf(
       written.filter((table) => table !== name),

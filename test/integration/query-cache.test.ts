@@ -3098,7 +3098,8 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.query("INSERT INTO v_t (id, v) VALUES (12, 'twelve')");
         await b.query('SELECT v FROM t WHERE id = 1');
         await run.expect({ hits: 1 }, 'row 1 read again after the write through the view');
-        // A table with a trigger (which may write any row it likes): a write of the table.
+        // A BEFORE trigger that sets the key picks where each row lands: still only added rows,
+        // and the read of row 101, which found none, is read again.
         await b.query('SELECT v FROM lifted WHERE id = 101');
         await a.query("INSERT INTO lifted (id, v) VALUES (1, 'lifted'), (2, 'too')");
         await b.query('SELECT v FROM lifted WHERE id = 101');
@@ -3226,6 +3227,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         'CREATE TRIGGER tracked_audit AFTER UPDATE ON tracked FOR EACH ROW INSERT INTO audit (row_id, v) VALUES (NEW.id, NEW.v)',
         // A BEFORE trigger that sets another column: the row stays where it is.
         'CREATE TRIGGER tracked_count BEFORE UPDATE ON tracked FOR EACH ROW SET NEW.changes = OLD.changes + 1',
+        'CREATE TRIGGER tracked_added AFTER INSERT ON tracked FOR EACH ROW INSERT INTO audit (row_id, v) VALUES (NEW.id, NEW.v)',
         // One that sets the key: the row moves.
         'CREATE TABLE shifted (id INT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
         "INSERT INTO shifted VALUES (1, 'one'), (2, 'two')",
@@ -3243,6 +3245,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         const reads = [
           tracked(1),
           tracked(2),
+          tracked(3),
           AUDIT,
           'SELECT v FROM shifted WHERE id = 11',
           'SELECT v FROM shifted WHERE id = 2',
@@ -3261,6 +3264,11 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.execute('UPDATE tracked SET v = ? WHERE id = ?', ['dos', 2]);
         for (const sql of [tracked(2), AUDIT, tracked(1)]) await b.query(sql);
         await run.expect({ hits: 1 }, 'row 1 served after the prepared write of row 2');
+        // Rows added (an INSERT that only adds rows) and the audit table: row 3, which was not
+        // there, is read again; row 1 stays served.
+        await a.query("INSERT INTO tracked (id, v) VALUES (3, 'three'), (4, 'four')");
+        for (const sql of [tracked(3), AUDIT, tracked(1)]) await b.query(sql);
+        await run.expect({ hits: 1 }, 'row 1 served after rows were added');
         // The key moved by the trigger: row 11 is new, the table written.
         await a.query("UPDATE shifted SET v = 'moved' WHERE id = 1");
         await b.query('SELECT v FROM shifted WHERE id = 11');
