@@ -75,6 +75,10 @@ const SELECT_CLAUSE_ENDS = new Set([
 ]);
 /** Where an UPDATE's or DELETE's WHERE clause ends. */
 const WRITE_CLAUSE_ENDS = new Set([W.ORDER, W.LIMIT, W.RETURNING]);
+/** Where the assignments of an UPDATE, of an `INSERT … SET` and of ON DUPLICATE KEY UPDATE end. */
+const UPDATE_SET_ENDS = new Set([W.WHERE]);
+const INSERT_SET_ENDS = new Set([W.ON, W.RETURNING]);
+const DUPLICATE_UPDATE_ENDS = new Set([W.RETURNING]);
 
 /**
  * More digits than this are not taken as a value: the column's type bounds it anyway (the
@@ -287,7 +291,7 @@ function pointUpdate(reader: Reader): PointAccess | null {
   const target = tableAndAlias(reader, i);
   if (target === null || reader.word(target.next) !== W.SET) return null;
   // The assignments: `[t.]col = expression`, separated by commas at depth 0.
-  const update = assignments(reader, target.next + 1, target.names, W.WHERE);
+  const update = assignments(reader, target.next + 1, target.names, UPDATE_SET_ENDS);
   if (update === null || reader.word(update.end) !== W.WHERE) return null;
   const { assigned, end: where } = update;
   const bound = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
@@ -343,30 +347,15 @@ function pointInsert(reader: Reader): PointAccess | null {
   if (reader.word(i) === W.IGNORE) i++;
   if (reader.word(i) === W.INTO) i++;
   const target = reader.tableAt(i);
-  if (target === null || !reader.isOperator(target.next, LEFT_PARENTHESIS)) return null;
-  const columns: string[] = [];
-  for (i = target.next + 1; ; i += 2) {
-    const column = reader.name(i);
-    if (column === null) return null;
-    columns.push(column);
-    if (reader.isOperator(i + 1, RIGHT_PARENTHESIS)) break;
-    if (!reader.isOperator(i + 1, COMMA)) return null;
-  }
-  i += 2;
-  const values = reader.word(i);
-  if ((values !== W.VALUES && values !== W.VALUE) || !reader.isOperator(i + 1, LEFT_PARENTHESIS))
-    return null;
-  const rows: PointCandidate[][] = [];
-  let row = rowCandidates(reader, columns, i + 1);
-  for (;;) {
-    if (row === null) return null;
-    rows.push(row.candidates);
-    if (!reader.isOperator(row.close + 1, COMMA)) break;
-    row = rowCandidates(reader, columns, row.close + 2);
-  }
-  i = row.close;
+  if (target === null) return null;
+  const inserted =
+    reader.word(target.next) === W.SET
+      ? setRow(reader, target.next + 1, target.name)
+      : valueRows(reader, target.next);
+  if (inserted === null) return null;
+  const { rows, columns } = inserted;
   // Nothing after the rows but ON DUPLICATE KEY UPDATE, RETURNING, or both.
-  let after = i + 1;
+  let after = inserted.end;
   let assigned: string[] = [];
   let upsert = replace;
   if (!replace && reader.word(after) === W.ON) {
@@ -376,7 +365,7 @@ function pointInsert(reader: Reader): PointAccess | null {
       reader.word(after + 3) !== W.UPDATE
     )
       return null;
-    const update = assignments(reader, after + 4, [target.name], W.RETURNING);
+    const update = assignments(reader, after + 4, [target.name], DUPLICATE_UPDATE_ENDS);
     if (update === null) return null;
     assigned = update.assigned;
     after = update.end;
@@ -401,6 +390,57 @@ function pointInsert(reader: Reader): PointAccess | null {
   return candidates.length === 0
     ? null
     : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: true };
+}
+
+/**
+ * `(col, …) VALUES (v, …), …` at `open`: each row's candidates, the columns, and the index
+ * after the last row; null when it is not that.
+ */
+function valueRows(
+  reader: Reader,
+  open: number,
+): { rows: PointCandidate[][]; columns: string[]; end: number } | null {
+  if (!reader.isOperator(open, LEFT_PARENTHESIS)) return null;
+  const columns: string[] = [];
+  let i = open + 1;
+  for (; ; i += 2) {
+    const column = reader.name(i);
+    if (column === null) return null;
+    columns.push(column);
+    if (reader.isOperator(i + 1, RIGHT_PARENTHESIS)) break;
+    if (!reader.isOperator(i + 1, COMMA)) return null;
+  }
+  i += 2;
+  const values = reader.word(i);
+  if (values !== W.VALUES && values !== W.VALUE) return null;
+  const rows: PointCandidate[][] = [];
+  let row = rowCandidates(reader, columns, i + 1);
+  for (;;) {
+    if (row === null) return null;
+    rows.push(row.candidates);
+    if (!reader.isOperator(row.close + 1, COMMA)) break;
+    row = rowCandidates(reader, columns, row.close + 2);
+  }
+  return { rows, columns, end: row.close + 1 };
+}
+
+/**
+ * `SET col = v, …` from `from` (after SET), one row: a candidate for each value that is a plain
+ * integer or a placeholder alone, and the index after the assignments; null when it is not that.
+ */
+function setRow(
+  reader: Reader,
+  from: number,
+  table: string,
+): { rows: PointCandidate[][]; columns: string[]; end: number } | null {
+  const set = assignments(reader, from, [table], INSERT_SET_ENDS);
+  if (set === null) return null;
+  const candidates: PointCandidate[] = [];
+  set.values.forEach(([start, end], index) => {
+    const candidate = end === start + 1 ? reader.candidate(set.assigned[index]!, start) : null;
+    if (candidate !== null) candidates.push(candidate);
+  });
+  return { rows: [candidates], columns: set.assigned, end: set.end };
 }
 
 /**
@@ -442,16 +482,18 @@ function rowCandidates(
 
 /**
  * The assignments `[t.]col = expression, …` from `from` (each expression ends at a comma at
- * depth 0), up to the statement's end or the word `end` at depth 0: the columns assigned, and
- * where they end; null when one is not an assignment of a column.
+ * depth 0), up to the statement's end or a word of `ends` at depth 0: the columns assigned, each
+ * one's value as the tokens [start, end) (`values`, in their order), and where they end; null
+ * when one is not an assignment of a column.
  */
 function assignments(
   reader: Reader,
   from: number,
   names: readonly string[],
-  end: number,
-): { assigned: string[]; end: number } | null {
+  ends: ReadonlySet<number>,
+): { assigned: string[]; values: Array<[start: number, end: number]>; end: number } | null {
   const assigned: string[] = [];
+  const values: Array<[number, number]> = [];
   let at = from;
   for (;;) {
     const column = columnAt(reader, at, names);
@@ -462,10 +504,11 @@ function assignments(
     for (; i < reader.end; i++) {
       if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
       else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
-      else if (depth === 0 && (reader.isOperator(i, COMMA) || reader.word(i) === end)) break;
+      else if (depth === 0 && (reader.isOperator(i, COMMA) || ends.has(reader.word(i)))) break;
     }
     if (i === column.next + 1 || depth !== 0) return null;
-    if (i >= reader.end || reader.word(i) === end) return { assigned, end: i };
+    values.push([column.next + 1, i]);
+    if (i >= reader.end || ends.has(reader.word(i))) return { assigned, values, end: i };
     at = i + 1;
   }
 }

@@ -3181,6 +3181,11 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.execute('REPLACE INTO t (v, id) VALUES (?, ?), (?, ?)', ['deux', 2, 'neuf', 9]);
         for (const sql of some) await b.query(sql);
         await run.expect({ hits: 2 }, 'rows 4 and 5 served after upserts of rows 1, 2, 8 and 9');
+        // The SET form.
+        await a.query("INSERT INTO t SET id = 5, v = 'cinq' ON DUPLICATE KEY UPDATE v = 'cinq'");
+        await b.query('SELECT v FROM t WHERE id = 5');
+        await b.query('SELECT v FROM t WHERE id = 4');
+        await run.expect({ hits: 1 }, 'row 4 served after the SET form upserted row 5');
         // A row whose key AUTO_INCREMENT or an expression gives bounds nothing: the table.
         await b.query('SELECT v FROM t WHERE id = 10');
         await a.query("REPLACE INTO t (id, v) VALUES (9, 'nine'), (3 + 7, 'ten')");

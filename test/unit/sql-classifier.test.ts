@@ -2170,6 +2170,9 @@ describe('point access: the rows a statement is bounded to by one column’s val
         ],
       ],
       ['INSERT INTO t (id, v) VALUES (CONCAT(1, 2), 1)', [[['v', '1']], []]],
+      // The SET form: a value alone is a candidate, an expression is not.
+      ["INSERT INTO t SET id = 5, v = 'a'", [[['id', '5']], []]],
+      ['INSERT LOW_PRIORITY t SET t.k = 7 + 1, id = 0009 RETURNING id', [[['id', '9']], []]],
       // A prepared statement's parameters: which one binds the value, counted over the text.
       ['SELECT c FROM sbtest1 WHERE id=?', [[['id', '?0']], []]],
       ['SELECT c FROM t WHERE k > ? AND id = ? LIMIT ?', [[['id', '?1']], []]],
@@ -2236,7 +2239,6 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'DELETE FROM t USING t JOIN u WHERE t.id = 5',
       'INSERT INTO t (id, v) VALUES (5, 1), (6, 2)',
       'INSERT INTO t VALUES (5, 1)',
-      'INSERT INTO t SET id = 5',
       'INSERT INTO t (id, v) SELECT 5, 1',
       // Several statements, or one the classifier could not read.
       'UPDATE t SET v = 1 WHERE id = 5; SELECT 1',
@@ -2345,6 +2347,17 @@ describe('point access: the rows a statement is bounded to by one column’s val
       ],
       ["REPLACE INTO t (id, v) VALUES (5, 'a')", [[['id', '5']], []]],
       ["REPLACE LOW_PRIORITY t (v, id) VALUES ('a', ?)", [[['id', '?0']], []]],
+      ["REPLACE INTO t SET v = 'a', id = 5", [[['id', '5']], []]],
+      [
+        'INSERT INTO t SET id = ?, v = ? ON DUPLICATE KEY UPDATE v = VALUES(v)',
+        [
+          [
+            ['id', '?0'],
+            ['v', '?1'],
+          ],
+          ['v'],
+        ],
+      ],
     ] as const) {
       assert.deepEqual(pointOf(sql), expected, sql);
       const point = classify(sql, DEFAULTS).point!;
@@ -2401,6 +2414,9 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE v = 2,',
       'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE UPDATE v = 2',
       'INSERT INTO t (id, v) VALUES (5, 1) ON DUPLICATE KEY UPDATE u.v = 2',
+      'INSERT INTO t SET id = 5, ON DUPLICATE KEY UPDATE v = 2',
+      'INSERT INTO t SET u.id = 5 ON DUPLICATE KEY UPDATE v = 2',
+      'INSERT INTO t SET id = 5 ON DUPLICATE KEY v = 2',
     ]) {
       assert.equal(pointOf(sql), null, sql);
     }
