@@ -330,14 +330,14 @@ function pointDelete(reader: Reader): PointAccess | null {
 }
 
 /**
- * `INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] [INTO] t (col, …) VALUES (v, …)`:
- * one row, ended by the text, RETURNING, or `ON DUPLICATE KEY UPDATE col = …, …`. Each column
- * whose value is a plain integer or a placeholder is a candidate. `REPLACE … (col, …) VALUES
- * (v, …)` the same. REPLACE and ON DUPLICATE KEY UPDATE are upserts (`upsert`): they change the
- * row that the new one collides with, which is the row of its point column's value only when
- * that column is the table's one unique key (the catalog checks: SchemaCatalog.pointWrite). The
- * columns ON DUPLICATE KEY UPDATE assigns are `assigned`: assigning the point column moves the
- * row.
+ * `INSERT [LOW_PRIORITY | DELAYED | HIGH_PRIORITY] [IGNORE] [INTO] t (col, …) VALUES (v, …)`, or
+ * `… t SET col = v, …`: one row, ended by the text, RETURNING, or `ON DUPLICATE KEY UPDATE
+ * col = …, …`. Each column whose value is a plain integer or a placeholder is a candidate.
+ * `REPLACE` the same. Several rows of VALUES bound an upsert only (see below). REPLACE and ON
+ * DUPLICATE KEY UPDATE are upserts (`upsert`): they change the row that the new one collides
+ * with, which is the row of its point column's value only when that column is the table's one
+ * unique key (the catalog checks: SchemaCatalog.pointWrite). The columns ON DUPLICATE KEY
+ * UPDATE assigns are `assigned`: assigning the point column moves the row.
  */
 function pointInsert(reader: Reader): PointAccess | null {
   const replace = reader.word(reader.start) === W.REPLACE;
