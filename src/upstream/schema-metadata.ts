@@ -38,7 +38,7 @@ import type {
 } from '../sql/statement-classifier.ts';
 import { catalogNameOf, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/table-ref.ts';
-import { Op, TokenKind, tokenize } from '../sql/tokenizer.ts';
+import { TokenKind, tokenize } from '../sql/tokenizer.ts';
 import type { TokenList } from '../sql/tokenizer.ts';
 import type { MysqlConnection } from './mysql-connection.ts';
 import type { KeptProgramRows } from './kept-program-rows.ts';
@@ -716,9 +716,9 @@ function triggerBodyWrites(
 /**
  * The columns (lowercased) whose value a BEFORE INSERT or UPDATE trigger's body may set: each
  * `NEW.col` in a statement that is no INSERT, REPLACE, UPDATE or DELETE (`SET NEW.col = …`,
- * `SELECT … INTO NEW.col`, a CALL's OUT parameter; a SET reading one counts too), or followed by
- * `:=`. Those four only read NEW's values. Null when the body cannot be read (flow control,
- * ORACLE mode): any column, then.
+ * `SELECT … INTO NEW.col`, a CALL's OUT parameter; a SET reading one counts too). Those four
+ * only read NEW's values. Null when the body cannot be read (flow control, ORACLE mode): any
+ * column, then.
  */
 function newColumnsSet(
   body: string | null,
@@ -729,25 +729,18 @@ function newColumnsSet(
   if (body === null || options === null) return null;
   const statements = bodyStatements(body, options);
   if (statements === null) return null;
-  const set: string[] = [];
+  const columns: string[] = [];
   for (const statement of statements) {
+    const kind = classify(statement, options).kind;
+    if (kind === 'insert' || kind === 'replace' || kind === 'update' || kind === 'delete') continue;
     const tokens = tokenize(statement, options);
     if (tokens.error !== null) return null;
-    const kind = classify(statement, options).kind;
-    const reads = kind === 'insert' || kind === 'replace' || kind === 'update' || kind === 'delete';
     for (let i = 0; i + 2 < tokens.count; i++) {
-      if (
-        !isWordText(tokens, i, 'NEW') ||
-        !isOperator(tokens, i + 1, DOT) ||
-        !isName(tokens, i + 2)
-      )
-        continue;
-      if (!reads || isOperator(tokens, i + 3, Op.Assign)) {
-        set.push(tokens.identifier(i + 2).toLowerCase());
-      }
+      if (isWordText(tokens, i, 'NEW') && isOperator(tokens, i + 1, DOT) && isName(tokens, i + 2))
+        columns.push(tokens.identifier(i + 2).toLowerCase());
     }
   }
-  return set;
+  return columns;
 }
 
 /**
@@ -1238,11 +1231,6 @@ const FLOW_CONTROL = new Set([
 const FLOW_CONTROL_TEXT = new Set(['END', 'GOTO']);
 
 /**
- * The statements of a trigger body: the body itself when it is one statement, the statements of
- * a plain `[label:] BEGIN ... END [label]` block, null when it holds flow control or cannot be
- * lexed.
- */
-/**
  * How a stored body created under `sqlMode` is read: ANSI_QUOTES decides whether "x" is a name
  * or a string, NO_BACKSLASH_ESCAPES what a backslash does. Null under ORACLE, where it is PL/SQL,
  * which the classifier does not read.
@@ -1260,6 +1248,11 @@ function bodyOptions(
   };
 }
 
+/**
+ * The statements of a trigger body: the body itself when it is one statement, the statements of
+ * a plain `[label:] BEGIN ... END [label]` block, null when it holds flow control or cannot be
+ * lexed.
+ */
 function bodyStatements(body: string, options: ClassifyOptions): string[] | null {
   const tokens = tokenize(body, options);
   if (tokens.error !== null) return null;
