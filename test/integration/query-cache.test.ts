@@ -3103,6 +3103,10 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await b.query('SELECT v FROM lifted WHERE id = 101');
         await a.query("INSERT INTO lifted (id, v) VALUES (1, 'lifted'), (2, 'too')");
         await b.query('SELECT v FROM lifted WHERE id = 101');
+        // Found now, it stays served while more rows are added, wherever the trigger puts them.
+        await a.query("INSERT INTO lifted (id, v) VALUES (3, 'three'), (4, 'four')");
+        await b.query('SELECT v FROM lifted WHERE id = 101');
+        await run.expect({ hits: 1 }, 'lifted row 101 served after rows were added');
         // The writer's transaction reads the rows it added, whichever they are, before anyone
         // else: none of its reads of the table is served or stored until it ends.
         await b.query('SELECT v FROM t WHERE id = 3');
