@@ -67,8 +67,13 @@ export const Counter = {
    * (query-cache.ts, admits). Also counted in NOT_CACHED.
    */
   ADMISSION_UNSEEN: 20,
+  /**
+   * Sessions whose client left while writes it sent still ran on the server (a gauge): their
+   * tables stay marked as written until the server answers them or closes the connection.
+   */
+  SESSIONS_LINGERING: 21,
 } as const;
-const COUNTERS = 21;
+const COUNTERS = 22;
 
 /** Why a SELECT was sent to the server without consulting the cache. */
 export const Bypass = {
@@ -140,6 +145,7 @@ const GAUGES: ReadonlySet<number> = new Set([
   Counter.QUERIES_IN_CACHE,
   Counter.BYTES_USED,
   Counter.CLIENTS_CONNECTED,
+  Counter.SESSIONS_LINGERING,
 ]);
 
 export type CounterName = keyof typeof Counter;

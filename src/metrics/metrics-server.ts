@@ -287,6 +287,12 @@ export function buildRegistry(sources: MetricsSources): Registry {
     'Client connections open now.',
     cacheTotal(Counter.CLIENTS_CONNECTED),
   );
+  gauge(
+    registry,
+    'nicecache_sessions_lingering',
+    'Sessions whose client left while its writes still ran on the server; their tables stay marked written.',
+    cacheTotal(Counter.SESSIONS_LINGERING),
+  );
   totalCounter(
     registry,
     'nicecache_backend_unreachable_total',

@@ -98,6 +98,11 @@ export interface SessionOptions {
   relayDigests?: RelayDigests | null;
   /** Told each time this session tells its client the server cannot be reached. */
   onBackendUnreachable?: () => void;
+  /**
+   * Told +1 when this session's client has left while writes it sent still run on the server
+   * (their marks held until the server answers them or closes), and -1 when they are released.
+   */
+  onLinger?: (change: 1 | -1) => void;
 }
 
 /** Routed commands left before the next one whose answer is timed (see ANSWER_SAMPLE_EVERY). */
@@ -416,6 +421,7 @@ export class ClientSession {
       // connection. No timer: a write stuck behind a lock may commit minutes later, and a
       // result stored before that would be stale. Holding marks only costs misses.
       this.#lingering = true;
+      this.#options.onLinger?.(1);
       this.#backend.resume();
       // The server reads the client's end after the commands it was sent, as it would have
       // directly: one that waits on the client instead of answering (in a broken
@@ -447,6 +453,7 @@ export class ClientSession {
     this.#router?.onClose(this.#unansweredPlans());
     this.#pending.length = 0;
     this.#backend.destroy();
+    this.#options.onLinger?.(-1);
   }
 
   // --- client → backend ---------------------------------------------------------------------

@@ -44,6 +44,7 @@ export function statusValues(cache: QueryCache, follower: FollowerStatus | null)
     ['Qcache_transaction_conflicts', shown(Counter.TRANSACTION_CONFLICTS)],
     ['Qcache_commits_deferred', shown(Counter.COMMITS_DEFERRED)],
     ['Qcache_used_memory', String(stats.total(Counter.BYTES_USED))],
+    ['Qcache_sessions_lingering', String(stats.total(Counter.SESSIONS_LINGERING))],
     // Which worker thread serves this connection: every worker shares the store, but not its
     // statement memo, single flights or admission, which is where a workload may differ.
     ['Nicecache_worker', String(stats.worker)],

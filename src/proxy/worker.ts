@@ -94,6 +94,8 @@ const sessions = new Set<ClientSession>();
 /** Connection counters, in this worker's region of the shared stats (cache on or off). */
 const connectionStats = new CacheStats(config.stats, config.index);
 const countBackendUnreachable = (): void => connectionStats.add(Counter.BACKEND_UNREACHABLE);
+const countLingering = (change: 1 | -1): void =>
+  connectionStats.add(Counter.SESSIONS_LINGERING, change);
 let draining = false;
 
 /** A client accepted on the TCP port or (`unixSocket`) on the --socket path. */
@@ -118,6 +120,7 @@ function serveClient(socket: Socket, unixSocket: boolean): void {
     cache,
     relayDigests,
     onBackendUnreachable: countBackendUnreachable,
+    onLinger: countLingering,
   });
   sessions.add(session);
   connectionStats.add(Counter.CONNECTIONS);

@@ -216,6 +216,8 @@ interface CacheCounters {
   staleHitsRefused: number;
   invalidations: number;
   invalidationsAll: number;
+  /** A gauge: sessions whose client left while their writes still ran on the server. */
+  sessionsLingering: number;
 }
 
 async function cacheCounters(client: SqlClient): Promise<CacheCounters> {
@@ -236,6 +238,7 @@ async function cacheCounters(client: SqlClient): Promise<CacheCounters> {
     staleHitsRefused: get('qcache_stale_hits_refused'),
     invalidations: get('qcache_invalidations'),
     invalidationsAll: get('qcache_invalidations_all'),
+    sessionsLingering: get('qcache_sessions_lingering'),
   };
 }
 
@@ -248,6 +251,7 @@ function delta(after: CacheCounters, before: CacheCounters): CacheCounters {
     staleHitsRefused: after.staleHitsRefused - before.staleHitsRefused,
     invalidations: after.invalidations - before.invalidations,
     invalidationsAll: after.invalidationsAll - before.invalidationsAll,
+    sessionsLingering: after.sessionsLingering,
   };
 }
 
@@ -939,6 +943,11 @@ describe('query cache under concurrent writes (2 workers)', () => {
       for (const client of readers) assert.equal(await proxyRead(client), old);
       await sleep(250);
     }
+    assert.equal(
+      (await counters()).sessionsLingering,
+      1,
+      'the session whose client left is counted while its UPDATE waits on the server',
+    );
     await locker.queryRows('COMMIT');
     locker.close();
 
@@ -949,6 +958,12 @@ describe('query cache under concurrent writes (2 workers)', () => {
       truth = await single(server, `SELECT v FROM ${S}.solo WHERE id = 2`);
     }
     assert.equal(truth, expected, 'the abandoned UPDATE committed once the lock was free');
+    let lingering = 1;
+    for (let attempt = 0; attempt < 100 && lingering !== 0; attempt++) {
+      lingering = (await counters()).sessionsLingering;
+      if (lingering !== 0) await sleep(20);
+    }
+    assert.equal(lingering, 0, 'the session is released once the server has answered its UPDATE');
     for (const [index, client] of readers.entries()) {
       assert.equal(
         await proxyRead(client),

@@ -59,6 +59,13 @@ async function cachedReader(run: Run): Promise<Session> {
   return reader;
 }
 
+/** Through the proxy: waits until no session holds the writes of a client that left. */
+async function lingeringReleased(run: Run): Promise<boolean> {
+  const proxy = run.proxy;
+  if (proxy === null) return true;
+  return waitUntil(10_000, async () => (await proxy.counters()).get('sessions_lingering') === 0);
+}
+
 /**
  * The reader caches READ on worker 0 (miss, then hit), `write` runs on a writer on worker 1,
  * then the reader reads again: it must see the write.
@@ -184,8 +191,10 @@ describe('unannounced writes: every path to the server is routed', () => {
       // too, or the announced write holds every hit of every worker until the server gives up.
       const gone = await waitUntil(10_000, async () => (await connectionsOf(PLAIN_USER)) === 0);
       run.check(gone, 'the server still holds the connection of the client that left, after 10 s');
-      // The announced write is released with the connection (one invalidation of everything):
-      // the read is filled again, then hit, with the rows unchanged.
+      // The announced write is released when the server's close reaches the proxy, a moment
+      // after the server has dropped the connection (one invalidation of everything): the read
+      // is then filled again, then hit, with the rows unchanged.
+      run.check(await lingeringReleased(run), 'the proxy still holds the departed client’s write');
       await reader.query(READ);
       await reader.query(READ);
       await run.expect({ hits: 1, inserts: 1 }, 'the read is cached again');
