@@ -1,6 +1,6 @@
 /**
  * The registry names of a point table's rows (see SchemaCatalog): one per value of its point
- * column, hashed into the registry's slots with every other name, as tables are (two sharing a
+ * key (the values of a key of several columns in the key's order, a comma between), hashed into the registry's slots with every other name, as tables are (two sharing a
  * slot only cost an extra miss), and one for "some row", which every write of a row marks and
  * every read that is not bounded to one row depends on, and one for "new rows", which an INSERT
  * that only adds rows marks (with "some row") and a point read that found no row depends on.
@@ -8,9 +8,22 @@
  */
 import { NAME_HASH_START, nameHash, nameHashOf } from './invalidation-registry.ts';
 
-/** The name of the rows of `table` whose point column is `value` (its digits). */
+/**
+ * The name of the row of `table` whose point key is `value`: its digits, or for a key of several
+ * columns each column's digits in the key's order with a comma between (rowKeyValue).
+ */
 export function rowSlotName(table: string, value: string): string {
   return `${table}\u0000=${value}`;
+}
+
+/** The value rowSlotName takes for a key of several columns: their digits, in the key's order. */
+export function rowKeyValue(values: readonly string[]): string {
+  return values.join(',');
+}
+
+/** Continues a row's hash (rowHashOf) past one column's value of a key of several. */
+export function nextKeyColumnHash(hash: number): number {
+  return nameHashOf(hash, 0x2c);
 }
 
 /** The name of "some row" of `table`. */

@@ -99,28 +99,28 @@ export interface SchemaSnapshot {
    */
   temporaryProcedureNames?: Map<string, TemporaryProcedure>;
   /**
-   * Base tables whose primary key is one integer column (TINYINT to BIGINT, signed or not; a
-   * primary key is never a generated column): a statement bounded to one value of it reads or
-   * writes only the rows with that value (see point-access.ts), so the cache may invalidate
-   * such reads by row.
+   * Base tables whose primary key is made of integer columns (TINYINT to BIGINT, signed or not;
+   * a primary key is never a generated column), one or several: a statement bounded to one
+   * value of each reads or writes only the row with those values (see point-access.ts), so the
+   * cache may invalidate such reads by row.
    */
-  pointColumns?: Map<string, PointColumn>;
+  pointKeys?: Map<string, PointKey>;
 }
 
-/** A base table's point column (SchemaSnapshot.pointColumns). */
-export interface PointColumn {
-  /** The column, lowercased. */
-  column: string;
-  /** The largest value its type holds (at most Number.MAX_SAFE_INTEGER). */
-  max: number;
+/** A base table's point key: its primary key, of integer columns (SchemaSnapshot.pointKeys). */
+export interface PointKey {
+  /** The key's columns, lowercased, in the key's order. */
+  columns: readonly string[];
+  /** The largest value each column's type holds (at most Number.MAX_SAFE_INTEGER), in order. */
+  max: readonly number[];
   /**
    * The primary key is the table's one unique key: a row that REPLACE or ON DUPLICATE KEY
-   * UPDATE collides with can only be the row of the new one's point value.
+   * UPDATE collides with can only be the row of the new one's key.
    */
   soleUniqueKey: boolean;
   /**
-   * A BEFORE INSERT or UPDATE trigger of the table may set the column (NEW.column): a write
-   * bounded by its value may land on another row.
+   * A BEFORE INSERT or UPDATE trigger of the table may set a key column (NEW.column): a write
+   * bounded by the key's value may land on another row.
    */
   movedByTriggers: boolean;
 }
@@ -198,9 +198,9 @@ export class TableDependencies {
     return this.#snapshot.views.has(qualified);
   }
 
-  /** The table's point column (SchemaSnapshot.pointColumns), if it has one. */
-  pointColumnOf(qualified: string): PointColumn | undefined {
-    return this.#snapshot.pointColumns?.get(qualified);
+  /** The table's point key (SchemaSnapshot.pointKeys), if it has one. */
+  pointKeyOf(qualified: string): PointKey | undefined {
+    return this.#snapshot.pointKeys?.get(qualified);
   }
 
   /**

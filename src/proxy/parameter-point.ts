@@ -22,12 +22,12 @@ export class ParameterPoint {
    */
   parameters: Int32Array = NO_PARAMETERS;
   /**
-   * The execution being routed: the slots of its rows, one per candidate, and how many distinct
-   * values they are. Rewritten by each execution, as are the slots below: a result stored with
-   * them, or a write's marks, get a copy.
+   * The execution being routed: the slots of its rows, one per candidate (one in all for a key
+   * of several columns), and how many distinct values they are. Rewritten by each execution, as
+   * are the slots below: a result stored with them, or a write's marks, get a copy.
    */
   rows: Int32Array = NO_PARAMETERS;
-  /** Its values, in the same order (to count the distinct ones). */
+  /** Its values, one per candidate (to count the distinct ones). */
   values: Float64Array = new Float64Array(0);
   keys = 0;
   /** A read's slots, [table, its rows…]. */
@@ -37,10 +37,12 @@ export class ParameterPoint {
   bind(target: PointRead | null, parameters: Int32Array): void {
     this.target = target;
     this.parameters = parameters;
-    if (this.rows.length !== parameters.length) {
-      this.rows = new Int32Array(parameters.length);
+    const rows =
+      target !== null && target.width > 1 && parameters.length > 0 ? 1 : parameters.length;
+    if (this.rows.length !== rows || this.values.length !== parameters.length) {
+      this.rows = new Int32Array(rows);
       this.values = new Float64Array(parameters.length);
-      this.#readSlots = new Int32Array(1 + parameters.length);
+      this.#readSlots = new Int32Array(1 + rows);
     }
   }
 

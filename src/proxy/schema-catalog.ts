@@ -18,13 +18,14 @@ import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import {
   newRowsName,
   rowHashOf,
+  rowKeyValue,
   rowNameHash,
   rowSlotName,
   someRowName,
 } from '../cache/row-slots.ts';
 import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
-import type { PointColumn, TemporaryProcedure } from '../cache/table-dependencies.ts';
+import type { PointKey, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
@@ -82,15 +83,19 @@ export interface PointRead {
   tableSlot: number;
   /** The slot every write of a row marks (for a text whose value is no row's). */
   someRowSlot: number;
-  /** The largest value of the point column's type. */
-  max: number;
-  /** Which of the statement's point candidates is the point column (the first). */
+  /** The largest value of each of `candidates`' columns' type, in their order. */
+  max: readonly number[];
+  /** Which of the statement's point candidates bounds it (the first of `candidates`). */
   candidate: number;
   /**
-   * Every candidate of the point column, `candidate` first: the rows read or written are among
-   * their values (more than one with an IN list, or `=` twice).
+   * The statement's candidates that bound it to rows, `candidate` first (keyCandidates): with a
+   * key of one column, each is a row's value, and the rows read or written are among them
+   * (more than one with an IN list, or `=` twice); with a key of several, one per column in
+   * the key's order, together one row's value.
    */
   candidates: readonly number[];
+  /** How many columns the table's point key has. */
+  width: number;
   /** rowNameHash of the table (see rowSlotOfInteger). */
   rowHash: number;
   /**
@@ -125,18 +130,49 @@ function temporaryCall(target: {
 }
 
 /**
- * The point column of table `name` that bounds `point` to rows: none when the table has none,
- * when the statement assigns it (an UPDATE or ON DUPLICATE KEY UPDATE moving a row), or when it
- * is an upsert and the table has another unique key (the row it collides with may be any).
+ * The point key of table `name` that bounds `point` to rows: none when the table has none,
+ * when the statement assigns a column of it (an UPDATE or ON DUPLICATE KEY UPDATE moving a
+ * row), or when it is an upsert and the table has another unique key (the row it collides with
+ * may be any).
  */
-function boundingColumn(
+function boundingKey(
   dependencies: TableDependencies,
   name: string,
   point: PointAccess,
-): PointColumn | null {
-  const column = dependencies.pointColumnOf(name);
-  if (column === undefined || point.assigned.includes(column.column)) return null;
-  return point.upsert && !column.soleUniqueKey ? null : column;
+): PointKey | null {
+  const key = dependencies.pointKeyOf(name);
+  if (key === undefined || key.columns.some((column) => point.assigned.includes(column))) {
+    return null;
+  }
+  return point.upsert && !key.soleUniqueKey ? null : key;
+}
+
+/**
+ * Which of `point`'s candidates bound it to rows of `key`, in order: with a key of one column,
+ * every candidate of that column (each a row's value: an IN list, or `=` twice); with a key of
+ * several, the one candidate of each column, in the key's order (together one row's value).
+ * Null when there is none, or a column of a key of several has none or more than one (an IN
+ * list, several rows: the rows would be a product of values, not kept by row here).
+ */
+function keyCandidates(key: PointKey, point: PointAccess): number[] | null {
+  const candidates: number[] = [];
+  const all = point.candidates;
+  if (key.columns.length === 1) {
+    const column = key.columns[0]!;
+    for (let i = 0; i < all.length; i++) if (all[i]!.column === column) candidates.push(i);
+    return candidates.length === 0 ? null : candidates;
+  }
+  for (const column of key.columns) {
+    let found = -1;
+    for (let i = 0; i < all.length; i++) {
+      if (all[i]!.column !== column) continue;
+      if (found >= 0) return null;
+      found = i;
+    }
+    if (found < 0) return null;
+    candidates.push(found);
+  }
+  return candidates;
 }
 
 export class SchemaCatalog {
@@ -233,7 +269,7 @@ export class SchemaCatalog {
     const dependencies = this.current;
     if (dependencies === null) return null;
     const slots: number[] = [];
-    // A point read (one base table, bounded to one value of its point column, or a few) depends
+    // A point read (one base table, bounded to one value of its point key, or a few) depends
     // on those values' rows: their row slots, not the table's "some row" slot.
     const rows =
       tables.length === 1 && point !== null && values !== null
@@ -262,8 +298,8 @@ export class SchemaCatalog {
       this.#addSlot(slots, name);
       for (const base of bases) {
         this.#addSlot(slots, base);
-        // Any other read of a table with a point column is made stale by a write to any row.
-        if (dependencies.pointColumnOf(base) === undefined) continue;
+        // Any other read of a table with a point key is made stale by a write to any row.
+        if (dependencies.pointKeyOf(base) === undefined) continue;
         if (base === rows?.table) {
           for (const value of rows.values) this.#addSlot(slots, rowSlotName(base, value));
         } else {
@@ -289,22 +325,21 @@ export class SchemaCatalog {
     if (dependencies === null || tables.length !== 1) return null;
     const name = qualify(tables[0]!, schema);
     if (name === null) return null;
-    const column = boundingColumn(dependencies, name, point);
-    if (column === null) return null;
+    const key = boundingKey(dependencies, name, point);
+    if (key === null) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    const candidates: number[] = [];
-    point.candidates.forEach((each, index) => {
-      if (each.column === column.column) candidates.push(index);
-    });
-    if (candidates.length === 0) return null;
+    const candidates = keyCandidates(key, point);
+    if (candidates === null) return null;
+    const width = key.columns.length;
     return {
       table: name,
       tableSlot: this.#registry.slotOf(name),
       someRowSlot: this.#registry.slotOf(someRowName(name)),
-      max: column.max,
+      max: candidates.map((_, index) => key.max[width === 1 ? 0 : index]!),
       candidate: candidates[0]!,
       candidates,
+      width,
       rowHash: rowNameHash(name),
       alsoWrites: NO_SLOTS,
     };
@@ -329,7 +364,7 @@ export class SchemaCatalog {
 
   /**
    * What an INSERT that only adds rows (StatementInfo.addsRowsOnly) of `tables` marks: when it
-   * is one base table with a point column, the table's "some row" and "new rows" slots, and the
+   * is one base table with a point key, the table's "some row" and "new rows" slots, and the
    * tables its triggers write, whole (#alsoWritten). Every row it adds is one no row had the key
    * of before (a BEFORE trigger that sets the key only picks which), so it changes no read that
    * found its row; only those that found none (which depend on "new rows", see newRowsSlotsOf)
@@ -344,7 +379,7 @@ export class SchemaCatalog {
     const dependencies = this.#admin === null ? null : this.current;
     if (dependencies === null || tables.length !== 1) return null;
     const name = qualify(tables[0]!, schema);
-    if (name === null || dependencies.pointColumnOf(name) === undefined) return null;
+    if (name === null || dependencies.pointKeyOf(name) === undefined) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     const also = this.#alsoWritten(dependencies, name, false);
@@ -372,7 +407,7 @@ export class SchemaCatalog {
     return slots;
   }
 
-  /** The slot of the row of `table` (a point table) whose point column is `value`. */
+  /** The slot of the row of `table` (a point table) whose point key is `value` (rowSlotName). */
   rowSlot(table: string, value: string): number {
     return this.#registry.slotOf(rowSlotName(table, value));
   }
@@ -387,17 +422,27 @@ export class SchemaCatalog {
   }
 
   /**
-   * What a row event's write of rows of `table`, known by their values of `column` (the binlog
-   * follower reads them), marks besides each row's slot: null unless `column` is the table's
-   * point column and the event writes no other table unlogged (no cascade, no MERGE over it;
-   * a trigger's writes are row events of their own). The table must then be taken as written
+   * The slot of a row whose name's hash is `hash`: rowHashOf from a table's rowNameHash, through
+   * each value of a key of several columns (nextKeyColumnHash between them).
+   */
+  rowSlotOfHash(hash: number): number {
+    return this.#registry.slotOfHash(hash);
+  }
+
+  /**
+   * What a row event's write of rows of `table`, known by their values of `columns` (the
+   * binlog follower reads them; a key of several columns is their names in the key's order,
+   * commas between), marks besides each row's slot: null unless `columns` is the table's point
+   * key and the event writes no other table unlogged (no cascade, no MERGE over it; a
+   * trigger's writes are row events of their own). The table must then be taken as written
    * whole.
    */
-  rowWrite(table: TableRef, column: string): RowWrite | null {
+  rowWrite(table: TableRef, columns: string): RowWrite | null {
     const dependencies = this.#admin === null ? null : this.current;
     if (dependencies === null) return null;
     const name = qualify(table, null);
-    if (name === null || dependencies.pointColumnOf(name)?.column !== column) return null;
+    const key = name === null ? undefined : dependencies.pointKeyOf(name);
+    if (name === null || key === undefined || key.columns.join(',') !== columns) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     if (!dependencies.rowEventsWriteItselfOnly(name)) return null;
@@ -408,10 +453,11 @@ export class SchemaCatalog {
   }
 
   /**
-   * The table and values a point statement is bounded to: the one base table it names, stored in
-   * no other, and every value this text gives its point column's candidates (the rows are among
-   * them: an IN list's values are each a candidate, point-access.ts). Null when the column is
-   * not among them, or one value is no row's (out of the column's range, or 0 into
+   * The table and row values a point statement is bounded to: the one base table it names,
+   * stored in no other, and every value this text gives its point key's candidates (the rows
+   * are among them: an IN list's values are each a candidate, point-access.ts), or for a key of
+   * several columns the one row their values name (rowKeyValue). Null when the key is not
+   * bounded by them, or one value is no row's (out of the column's range, or 0 into
    * AUTO_INCREMENT).
    */
   #pointRows(
@@ -423,30 +469,34 @@ export class SchemaCatalog {
   ): { table: string; values: string[] } | null {
     const name = qualify(table, schema);
     if (name === null) return null;
-    const column = boundingColumn(dependencies, name, point);
-    if (column === null) return null;
+    const key = boundingKey(dependencies, name, point);
+    if (key === null) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
+    const candidates = keyCandidates(key, point);
+    if (candidates === null) return null;
+    const width = key.columns.length;
     const rows: string[] = [];
-    const candidates = point.candidates;
     for (let i = 0; i < candidates.length; i++) {
-      if (candidates[i]!.column !== column.column) continue;
-      const value = values[i];
+      const value = values[candidates[i]!];
       if (value === null || value === undefined) {
         // Not this text's (a placeholder): within an IN list, a row it may write unbounded.
-        // Beside `=` the other values bound the rows (they are among each's).
-        if (point.inList) return null;
+        // Beside `=` the other values bound the rows (they are among each's). A key of several
+        // columns needs each one's.
+        if (point.inList || width > 1) return null;
         continue;
       }
-      if (Number(value) > column.max || (point.insert && value === '0')) return null;
+      const max = key.max[width === 1 ? 0 : i]!;
+      if (Number(value) > max || (point.insert && value === '0')) return null;
       rows.push(value);
     }
-    return rows.length === 0 ? null : { table: name, values: rows };
+    if (rows.length === 0) return null;
+    return { table: name, values: width === 1 ? rows : [rowKeyValue(rows)] };
   }
 
   /**
    * The slots a write of `tables` invalidates, or EVERYTHING. A point write (one table with a
-   * point column, bounded to one value of it or a few (an IN list), assigning no new one, with no
+   * point key, bounded to one value of it or a few (an IN list), assigning no new one, with no
    * trigger, no cascade and no other table its rows are stored in) invalidates those values' row
    * slots and the table's "some row" slot only: the reads of other rows stay good.
    */
@@ -511,7 +561,7 @@ export class SchemaCatalog {
   #alsoWritten(dependencies: TableDependencies, name: string, named = true): Int32Array | null {
     const written = dependencies.writesOf(name);
     if (written === 'everything' || dependencies.writesBackInto(name)) return null;
-    if (named && dependencies.pointColumnOf(name)?.movedByTriggers !== false) return null;
+    if (named && dependencies.pointKeyOf(name)?.movedByTriggers !== false) return null;
     if (written.length === 1) return NO_SLOTS;
     const others = this.#writeSlotsOf(
       written.filter((table) => table !== name),

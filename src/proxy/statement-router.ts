@@ -12,6 +12,7 @@ import { Bypass, Counter, Latency } from '../cache/cache-stats.ts';
 import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
+import { nextKeyColumnHash, rowHashOf, rowKeyValue } from '../cache/row-slots.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
 import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
@@ -1686,6 +1687,8 @@ export class StatementRouter {
     if (types === null) return false;
     const rows = point.rows;
     const values = point.values;
+    const composite = target.width > 1;
+    let hash = target.rowHash;
     let keys = 0;
     for (let i = 0; i < parameters.length; i++) {
       const value = integerParameter(
@@ -1696,12 +1699,21 @@ export class StatementRouter {
         layout.valuesStart,
         parameters[i]!,
       );
-      if (value < 0 || value > target.max || (value === 0 && info.point!.insert)) return false;
-      rows[i] = catalog.rowSlotOfInteger(target, value);
+      if (value < 0 || value > target.max[i]! || (value === 0 && info.point!.insert)) return false;
       values[i] = value;
+      if (composite) {
+        // One row, named by every column's value in the key's order (row-slots.ts).
+        hash = rowHashOf(i === 0 ? hash : nextKeyColumnHash(hash), value);
+        continue;
+      }
+      rows[i] = catalog.rowSlotOfInteger(target, value);
       let seen = false;
       for (let j = 0; j < i && !seen; j++) seen = values[j] === value;
       if (!seen) keys++;
+    }
+    if (composite) {
+      rows[0] = catalog.rowSlotOfHash(hash);
+      keys = 1;
     }
     point.keys = keys;
     return true;
@@ -2052,7 +2064,7 @@ export class StatementRouter {
       entry.readKeys = 0;
     } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
-      const isRow = value !== null && Number(value) <= read.max;
+      const isRow = value !== null && Number(value) <= read.max[0]!;
       entry.readSlots = Int32Array.of(
         read.tableSlot,
         isRow ? catalog.rowSlot(read.table, value) : read.someRowSlot,
@@ -2069,28 +2081,34 @@ export class StatementRouter {
   }
 
   /**
-   * The slots of a read bounded to several values of its point column (an IN list): the table
-   * and each value's row, as readSlots gives them, and how many distinct keys they are; the
-   * table and "some row" when one of them is no row's.
+   * The slots of a read bounded to several values of its point key (an IN list), or to one row
+   * of a key of several columns: the table and each row's, as readSlots gives them, and how
+   * many distinct keys they are; the table and "some row" when one of them is no row's.
    */
   #rowsReadSlots(entry: MemoEntry, read: PointRead): void {
     const catalog = this.#worker.catalog;
     const values = entry.pointValues;
-    const slots = new Int32Array(1 + read.candidates.length);
+    const composite = read.width > 1;
+    const slots = new Int32Array(composite ? 2 : 1 + read.candidates.length);
     const keys = new Set<string>();
     slots[0] = read.tableSlot;
     for (let i = 0; i < read.candidates.length; i++) {
       const value = values?.[read.candidates[i]!] ?? null;
-      if (value === null || Number(value) > read.max) {
+      if (value === null || Number(value) > read.max[i]!) {
         entry.readSlots = Int32Array.of(read.tableSlot, read.someRowSlot);
         entry.readKeys = 0;
         return;
       }
+      if (composite) continue;
       slots[1 + i] = catalog.rowSlot(read.table, value);
       keys.add(value);
     }
+    if (composite) {
+      const row = read.candidates.map((candidate) => values![candidate]!);
+      slots[1] = catalog.rowSlot(read.table, rowKeyValue(row));
+    }
     entry.readSlots = slots;
-    entry.readKeys = keys.size;
+    entry.readKeys = composite ? 1 : keys.size;
   }
 
   #establishesSnapshot(reads: readonly TableRef[], schema: string | null): boolean {

@@ -12,7 +12,7 @@ import type { MemoEntry } from './statement-memo.ts';
  * as the read slots are: a text of the same shape shares them (statement-memo.ts). While the
  * metadata is not trusted they are computed every time and kept for no one.
  *
- * - `writeSlots`: a point write (one value, or a few, of the table's point column) marks those
+ * - `writeSlots`: a point write (one value, or a few, of the table's point key) marks those
  *   rows and the table's "some row"; an INSERT that only adds rows its "some row" and "new rows"
  *   (SchemaCatalog.rowsAddedTo), and `writeOwnSlots` then holds the table, which the writing
  *   session's own reads must take as written; anything else its tables whole, or everything.

@@ -1,11 +1,12 @@
 /**
- * Which rows a statement reads or writes, when the text bounds them by one column's value: a
- * point read `SELECT … FROM t WHERE id = 5 …`, a point write `UPDATE t SET … WHERE id = 5`,
+ * Which rows a statement reads or writes, when the text bounds them by columns' values: a point
+ * read `SELECT … FROM t WHERE id = 5 …`, a point write `UPDATE t SET … WHERE id = 5`,
  * `DELETE FROM t WHERE id = 5`, `INSERT INTO t (id, …) VALUES (5, …)`. Such a read depends on
  * the rows whose `id` is 5 only, and such a write changes only those (an UPDATE that does not
- * assign `id` moves no row to another value). The proxy invalidates by row where the metadata
- * names the column as the table's point column (see SchemaCatalog); this module only reads the
- * text, and is conservative: anything it does not fully understand is no point access.
+ * assign `id` moves no row to another value). Each column bounded gives candidates; the proxy
+ * invalidates by row where the metadata names the table's point key (its primary key) and the
+ * candidates bound each of its columns (SchemaCatalog). This module only reads the text, and is
+ * conservative: anything it does not fully understand is no point access.
  *
  * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
  * `table.col = <digits>` at parenthesis depth 0 (or `= ?`, a prepared statement's parameter,
@@ -335,9 +336,9 @@ function pointDelete(reader: Reader): PointAccess | null {
  * col = …, …`. Each column whose value is a plain integer or a placeholder is a candidate.
  * `REPLACE` the same. Several rows of VALUES bound an upsert only (see below). REPLACE and ON
  * DUPLICATE KEY UPDATE are upserts (`upsert`): they change the row that the new one collides
- * with, which is the row of its point column's value only when that column is the table's one
+ * with, which is the row of its point key's value only when that key is the table's one
  * unique key (the catalog checks: SchemaCatalog.pointWrite). The columns ON DUPLICATE KEY
- * UPDATE assigns are `assigned`: assigning the point column moves the row.
+ * UPDATE assigns are `assigned`: assigning a point key's column moves the row.
  */
 function pointInsert(reader: Reader): PointAccess | null {
   const replace = reader.word(reader.start) === W.REPLACE;
@@ -552,7 +553,7 @@ function columnAt(
  * The `col = <integer>` conjuncts of the WHERE clause from `from` to its end (a word of `ends` at
  * depth 0, or the statement's end); null when the clause is not a plain conjunction. A conjunct
  * `col IN (<integer>, …)` of literals only gives each of its values as a candidate (`inList`):
- * the rows are then among the union of the point column's candidates' values (a superset of
+ * the rows are then among the union of a one-column key's candidates' values (a superset of
  * what a conjunction of `=` bounds them to as well), which is what a write marks and a read
  * depends on (SchemaCatalog.pointWriteSlots, readSlots).
  */

@@ -53,7 +53,7 @@ export interface PointCandidate {
 /** The rows a single-table SELECT, UPDATE, DELETE or INSERT is bounded to (point-access.ts). */
 export interface PointAccess {
   candidates: PointCandidate[];
-  /** The columns an UPDATE assigns, lowercased: a point column among them moves rows. */
+  /** The columns an UPDATE assigns, lowercased: a point key's column among them moves rows. */
   assigned: string[];
   /**
    * An INSERT: a value of 0 bounds nothing, as an AUTO_INCREMENT column takes 0 for "the next
@@ -61,7 +61,7 @@ export interface PointAccess {
    */
   insert: boolean;
   /**
-   * REPLACE, or INSERT … ON DUPLICATE KEY UPDATE: besides the row of its point column's value it
+   * REPLACE, or INSERT … ON DUPLICATE KEY UPDATE: besides the row of its point key's value it
    * may change a row that collides with the new one on another unique key, so it is bounded to
    * that row only where the table has no other (SchemaCatalog.pointWrite).
    */
@@ -70,12 +70,12 @@ export interface PointAccess {
    * A SELECT whose result has one row per row of the table it matches (nothing in parentheses
    * in its select list, so no aggregate or window function; no GROUP BY, HAVING, WINDOW or
    * PROCEDURE): a result with a row shows the bounded row exists, and no INSERT can change it,
-   * as the point column is the table's primary key. False for every other statement.
+   * as the point key is the table's primary key. False for every other statement.
    */
   rowPerMatch: boolean;
   /**
    * A conjunct `col IN (<integer>, …)` gave some of the candidates: the rows are among the union
-   * of the point column's candidates' values, several rows of a read among them.
+   * of a one-column point key's candidates' values, several rows of a read among them.
    */
   inList: boolean;
 }

@@ -15,11 +15,7 @@
  * SPIDER...) or is not known is recorded as stored in '*'.
  */
 import { UNKNOWN_TABLE } from '../cache/table-dependencies.ts';
-import type {
-  PointColumn,
-  SchemaSnapshot,
-  TemporaryProcedure,
-} from '../cache/table-dependencies.ts';
+import type { PointKey, SchemaSnapshot, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import {
   COLON,
   COMMA,
@@ -400,16 +396,17 @@ export async function loadSchemaSnapshot(
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
 
-  const pointColumns = innodbPointColumns(primaryKeys, otherUniqueKeys);
-  if (pointColumns !== null) {
-    snapshot.pointColumns = new Map();
-    for (const [[schema, name], column] of pointColumns) {
+  const pointKeys = innodbPointKeys(primaryKeys, otherUniqueKeys);
+  if (pointKeys !== null) {
+    snapshot.pointKeys = new Map();
+    for (const [[schema, name], pointKey] of pointKeys) {
       if (isSystemSchema(schema)) continue;
       const key = qualify(schema, name);
       if (key === null || !snapshot.baseTables.has(key)) continue;
+      const set = triggerSetColumns.get(key);
       const movedByTriggers =
-        triggerSetsAny.has(key) || (triggerSetColumns.get(key)?.has(column.column) ?? false);
-      snapshot.pointColumns.set(key, { ...column, movedByTriggers });
+        triggerSetsAny.has(key) || pointKey.columns.some((column) => set?.has(column) ?? false);
+      snapshot.pointKeys.set(key, { ...pointKey, movedByTriggers });
     }
   }
 
@@ -484,7 +481,7 @@ function innodbCascades(
 }
 
 const INNODB_PRIMARY_KEYS =
-  'SELECT t.NAME, f.NAME, c.MTYPE, c.PRTYPE, c.LEN FROM information_schema.INNODB_SYS_INDEXES i' +
+  'SELECT t.NAME, f.NAME, c.MTYPE, c.PRTYPE, c.LEN, f.POS FROM information_schema.INNODB_SYS_INDEXES i' +
   ' JOIN information_schema.INNODB_SYS_TABLES t ON t.TABLE_ID = i.TABLE_ID' +
   ' JOIN information_schema.INNODB_SYS_FIELDS f ON f.INDEX_ID = i.INDEX_ID' +
   ' LEFT JOIN information_schema.INNODB_SYS_COLUMNS c ON c.TABLE_ID = i.TABLE_ID AND c.NAME = f.NAME' +
@@ -509,22 +506,23 @@ const INNODB_UNSIGNED = 512;
 /**
  * The server's type codes (the low byte of PRTYPE) of TINYINT, SMALLINT, INT, BIGINT and
  * MEDIUMINT. InnoDB keeps YEAR, ENUM and SET as integers too, but `y = 5` means 2005 to a YEAR
- * column: those are no point columns.
+ * column: those are in no point key.
  */
 const INTEGER_TYPES = new Set([1, 2, 3, 8, 9]);
 const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
 
 /**
- * The point columns (SchemaSnapshot.pointColumns) in InnoDB's dictionary: a primary key of one
- * integer column ([schema, table] each, as innodbTableName reads it); null when it could not be
- * read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that need decoding are
- * left out. `otherUnique` lists the tables with another unique key (INNODB_OTHER_UNIQUE_KEYS);
- * null when it could not be read, and then no key is taken as its table's only one.
+ * The point keys (SchemaSnapshot.pointKeys) in InnoDB's dictionary: primary keys of integer
+ * columns only, one or several ([schema, table] each, as innodbTableName reads it); null when
+ * they could not be read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that
+ * need decoding are left out. `otherUnique` lists the tables with another unique key
+ * (INNODB_OTHER_UNIQUE_KEYS); null when it could not be read, and then no key is taken as its
+ * table's only one.
  */
-function innodbPointColumns(
+function innodbPointKeys(
   rows: Array<Array<string | null>> | null,
   otherUnique: Array<Array<string | null>> | null,
-): Array<[table: [string, string], column: PointColumn]> | null {
+): Array<[table: [string, string], key: PointKey]> | null {
   if (rows === null) return null;
   const withOtherKeys =
     otherUnique === null ? null : new Set(otherUnique.map(([name]) => name ?? ''));
@@ -536,25 +534,31 @@ function innodbPointColumns(
     if (fields === undefined) keys.set(name, [row]);
     else fields.push(row);
   }
-  const columns: Array<[[string, string], PointColumn]> = [];
+  const pointKeys: Array<[[string, string], PointKey]> = [];
   for (const [name, fields] of keys) {
-    if (fields.length !== 1 || name.includes('#') || name.includes('@')) continue;
+    if (name.includes('#') || name.includes('@')) continue;
     const table = innodbTableName(name);
-    const [, column, mtype, prtype, len] = fields[0]!;
-    if (table === null || column == null || !PLAIN_COLUMN.test(column)) continue;
-    const bytes = Number(len);
-    const type = Number(prtype);
-    if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) continue;
-    if (![1, 2, 3, 4, 8].includes(bytes)) continue;
-    const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
-    const max = Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER);
+    if (table === null) continue;
+    // In the key's order: a key's row is named by its values in that order (row-slots.ts).
+    fields.sort((a, b) => Number(a[5]) - Number(b[5]));
+    const columns: string[] = [];
+    const max: number[] = [];
+    for (const [, column, mtype, prtype, len, position] of fields) {
+      if (column == null || !PLAIN_COLUMN.test(column)) break;
+      if (Number(position) !== columns.length) break;
+      const bytes = Number(len);
+      const type = Number(prtype);
+      if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) break;
+      if (![1, 2, 3, 4, 8].includes(bytes)) break;
+      const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
+      columns.push(column.toLowerCase());
+      max.push(Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER));
+    }
+    if (columns.length !== fields.length) continue;
     const soleUniqueKey = withOtherKeys !== null && !withOtherKeys.has(name);
-    columns.push([
-      table,
-      { column: column.toLowerCase(), max, soleUniqueKey, movedByTriggers: false },
-    ]);
+    pointKeys.push([table, { columns, max, soleUniqueKey, movedByTriggers: false }]);
   }
-  return columns;
+  return pointKeys;
 }
 
 const ENCODED_CHARACTER = /@([0-9a-f]{4})/g;

@@ -2929,6 +2929,99 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a primary key of two columns: reads and writes bounded by both are kept by row, by text and prepared', () =>
+    scenario(
+      [
+        // The key's order (tenant, id) is not the table's: rows are named in the key's order.
+        'CREATE TABLE pairs (id INT, v VARCHAR(20), tenant SMALLINT UNSIGNED, PRIMARY KEY (tenant, id)) ENGINE=InnoDB',
+        "INSERT INTO pairs VALUES (1, 'a', 1), (2, 'b', 1), (1, 'c', 2), (2, 'd', 2), (3, 'e', 2)",
+        'CREATE TABLE shifted (a INT, b INT, v INT, PRIMARY KEY (a, b)) ENGINE=InnoDB',
+        'CREATE TRIGGER shift BEFORE UPDATE ON shifted FOR EACH ROW SET NEW.b = NEW.b + NEW.v',
+        'INSERT INTO shifted VALUES (1, 1, 0), (1, 2, 0)',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const pair = (tenant: number, id: number): string =>
+          `SELECT v FROM pairs WHERE tenant = ${tenant} AND id = ${id}`;
+        const reads = [
+          pair(1, 1),
+          pair(1, 2),
+          'SELECT v FROM pairs WHERE id = 1 AND tenant = 2',
+          pair(2, 2),
+          'SELECT id, v FROM pairs WHERE tenant = 2 ORDER BY id',
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const sql of reads) await b.query(sql);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 5 }, 'all cached');
+        // Row (1, 2) is not row (2, 1): a write to one leaves the other served.
+        await a.query("UPDATE pairs SET v = 'x' WHERE id = 2 AND tenant = 1");
+        await readAll();
+        await run.expect({ hits: 3, invalidations: 1, invalidations_all: 0 }, 'all but (1, 2)');
+        await a.query('DELETE FROM pairs WHERE tenant = 2 AND id = 2');
+        await readAll();
+        await run.expect({ hits: 3 }, 'all but (2, 2) and the prefix');
+        await a.query("INSERT INTO pairs (tenant, id, v) VALUES (2, 2, 'dd')");
+        await a.query(
+          "INSERT INTO pairs (tenant, id, v) VALUES (1, 1, 'up') ON DUPLICATE KEY UPDATE v = 'up'",
+        );
+        await a.query("REPLACE INTO pairs (tenant, id, v) VALUES (1, 2, 'rep')");
+        await readAll();
+        await run.expect({ hits: 1 }, 'only (2, 1): the rest were written, or read no row');
+        // Not bounded by both columns: a write of every row of the table.
+        await a.query("UPDATE pairs SET v = 'p' WHERE tenant = 1");
+        await readAll();
+        await run.expect({ hits: 0 }, 'a write bounded by a prefix of the key');
+        // Moving a row: the read of where it lands (read before as no row) is fresh.
+        await b.query(pair(2, 9));
+        await b.query(pair(2, 9));
+        await a.query('UPDATE pairs SET id = 9 WHERE tenant = 2 AND id = 3');
+        await b.query(pair(2, 9));
+        // A trigger that sets a key column moves the row it was given.
+        await b.query('SELECT v FROM shifted WHERE a = 1 AND b = 3');
+        await b.query('SELECT v FROM shifted WHERE a = 1 AND b = 3');
+        await a.query('UPDATE shifted SET v = 2 WHERE a = 1 AND b = 1');
+        await b.query('SELECT v FROM shifted WHERE a = 1 AND b = 3');
+        await run.expect({ hits: 2 }, 'each read once before its row moved, none after');
+
+        // Prepared: parameters in another order than the key's, and text and executions alike.
+        const ROW = 'SELECT v FROM pairs WHERE tenant = ? AND id = ?';
+        const keys: Array<[number, number]> = [
+          [1, 1],
+          [1, 2],
+          [2, 1],
+          [2, 2],
+        ];
+        const rows = async (): Promise<void> => {
+          for (const key of keys) await b.execute(ROW, key);
+        };
+        await rows();
+        await rows();
+        await run.expect({ hits: 4 }, 'prepared, all cached');
+        await a.execute('UPDATE pairs SET v = ? WHERE id = ? AND tenant = ?', ['y', 2, 1]);
+        await rows();
+        await run.expect({ hits: 3, invalidations: 1, invalidations_all: 0 }, 'all but (1, 2)');
+        await a.query("UPDATE pairs SET v = 'z' WHERE tenant = 2 AND id = 1");
+        await rows();
+        await run.expect({ hits: 3 }, 'a text took the row of the execution bound to it');
+        await b.query(pair(1, 1));
+        await b.query(pair(1, 1));
+        await a.execute('DELETE FROM pairs WHERE tenant = ? AND id = ?', [1, 1]);
+        await b.query(pair(1, 1));
+        await rows();
+        await run.expect({ hits: 4 }, 'an execution took the row of the text bound to it only');
+        // A literal beside a parameter: the statement's own slots stand, every row's.
+        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
+        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
+        await a.execute('UPDATE pairs SET v = ? WHERE tenant = 2 AND id = ?', ['w', 2]);
+        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
+        await b.execute(ROW, [2, 2]);
+      },
+    ));
+
   test('reads and writes bounded by an IN list of keys: their rows, not the table', () =>
     scenario([...KV], async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -51,6 +51,10 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_tiny (id TINYINT PRIMARY KEY, v INT) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_named (\`Key_Id\` MEDIUMINT UNSIGNED PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_pair (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair_reversed (a SMALLINT, b BIGINT UNSIGNED, v INT, PRIMARY KEY (b, a)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair_text (a INT, code VARCHAR(10), PRIMARY KEY (a, code)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair_shifted (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB`,
+  `CREATE TRIGGER ${S}.keys_pair_shifted_bi BEFORE INSERT ON ${S}.keys_pair_shifted FOR EACH ROW SET NEW.b = NEW.a * 2`,
   `CREATE TABLE ${S}.keys_text (code VARCHAR(10) PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
@@ -558,25 +562,33 @@ describe('schema metadata', () => {
     assert.equal(deps.writeMayCreateTables(q('flagged')), true);
   });
 
-  test('point columns: a primary key of one integer column, read from InnoDB’s dictionary', () => {
+  test('point keys: a primary key of integer columns, read from InnoDB’s dictionary', () => {
     const points = Object.fromEntries(
-      [...(snapshot.pointColumns ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
+      [...(snapshot.pointKeys ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
     );
     const sole = { soleUniqueKey: true, movedByTriggers: false };
-    assert.deepEqual(points[q('plain')], { column: 'id', max: 2 ** 31 - 1, ...sole });
+    const int = 2 ** 31 - 1;
+    assert.deepEqual(points[q('plain')], { columns: ['id'], max: [int], ...sole });
     assert.deepEqual(points[q('keys_bigint')], {
-      column: 'id',
-      max: Number.MAX_SAFE_INTEGER,
+      columns: ['id'],
+      max: [Number.MAX_SAFE_INTEGER],
       ...sole,
     });
-    assert.deepEqual(points[q('keys_tiny')], { column: 'id', max: 127, ...sole });
-    assert.deepEqual(points[q('keys_named')], { column: 'key_id', max: 2 ** 24 - 1, ...sole });
-    assert.deepEqual(points[q('keys_indexed')], { column: 'id', max: 2 ** 31 - 1, ...sole });
-    // A point column still, but not the table's one unique key (what an upsert may collide on).
+    assert.deepEqual(points[q('keys_tiny')], { columns: ['id'], max: [127], ...sole });
+    assert.deepEqual(points[q('keys_named')], { columns: ['key_id'], max: [2 ** 24 - 1], ...sole });
+    assert.deepEqual(points[q('keys_indexed')], { columns: ['id'], max: [int], ...sole });
+    // Two columns, in the key's order (not the table's).
+    assert.deepEqual(points[q('keys_pair')], { columns: ['a', 'b'], max: [int, int], ...sole });
+    assert.deepEqual(points[q('keys_pair_reversed')], {
+      columns: ['b', 'a'],
+      max: [Number.MAX_SAFE_INTEGER, 2 ** 15 - 1],
+      ...sole,
+    });
+    // A point key still, but not the table's one unique key (what an upsert may collide on).
     for (const name of ['keys_unique', 'keys_unique_pair', 'keys_unique_long', 'keys_fulltext']) {
       assert.deepEqual(
         points[q(name)],
-        { column: 'id', max: 2 ** 31 - 1, soleUniqueKey: false, movedByTriggers: false },
+        { columns: ['id'], max: [int], soleUniqueKey: false, movedByTriggers: false },
         name,
       );
     }
@@ -584,6 +596,7 @@ describe('schema metadata', () => {
     // reads it in a write, sets another column, or runs after.
     for (const [name, moved] of [
       ['keys_shifted', true],
+      ['keys_pair_shifted', true],
       ['keys_flow', true],
       ['keys_copied', false],
       ['stamped', false],
@@ -592,11 +605,11 @@ describe('schema metadata', () => {
     ] as const) {
       assert.equal(points[q(name)]?.movedByTriggers, moved, name);
     }
-    // Not MyISAM's, not two columns, not text, not YEAR (`y = 5` is 2005), not a partitioned
-    // table's (InnoDB lists its partitions), not a table without a primary key.
+    // Not MyISAM's, not text (alone or beside an integer), not YEAR (`y = 5` is 2005), not a
+    // partitioned table's (InnoDB lists its partitions), not a table without a primary key.
     for (const name of [
       'plain_myisam',
-      'keys_pair',
+      'keys_pair_text',
       'keys_text',
       'keys_year',
       'keys_none',
@@ -626,6 +639,7 @@ describe('schema metadata', () => {
       [q('keys_shifted')]: [],
       [q('keys_copied')]: [q('audit')],
       [q('keys_flow')]: ['*'],
+      [q('keys_pair_shifted')]: [],
     });
     assert.deepEqual(ours(snapshot).cascades, {
       [q('parent')]: [q('child')],
