@@ -13,7 +13,7 @@
  *   write (none of which statement-based logging logs). What cannot be read, or not read as the
  *   server read it, invalidates everything.
  * - Rows: where the table map tells the primary key (`binlog_row_metadata=FULL`) and the catalog
- *   takes it as the table's point column, a row event's keys are read (row-keys.ts) and only
+ *   takes it as the table's point key, a row event's keys are read (row-keys.ts) and only
  *   those rows and the table's "some row" are invalidated, as a point write through the proxy
  *   invalidates them; otherwise, or past MAX_ROW_KEYS rows, the whole table.
  * - The server writes a transaction to its binary log, and tells its replicas, before the
@@ -30,6 +30,7 @@
 import { Counter } from '../cache/cache-stats.ts';
 import type { CacheStats } from '../cache/cache-stats.ts';
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
+import { nextKeyColumnHash, rowHashOf } from '../cache/row-slots.ts';
 import { PacketHeader } from '../protocol/constants.ts';
 import { readErr } from '../protocol/generic-packets.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
@@ -143,9 +144,14 @@ interface MappedTable {
 /** The rows of one table a transaction changed, by key (row-keys.ts). */
 interface ChangedRows {
   table: TableRef;
-  /** The key column, lowercased, as the log names it. */
+  /** The key's columns, lowercased, as the log names them (commas between, in the key's order). */
   column: string;
+  /** How many columns the key has. */
+  width: number;
+  /** A key of one column: the keys. */
   keys: Set<number>;
+  /** A key of several: each row's values in the key's order, one row after the other. */
+  tuples: number[];
 }
 
 /** The marks of the commits read within one tick, kept until the server shows them visible. */
@@ -180,20 +186,32 @@ class OpenTransaction {
     this.rows.delete(name);
   }
 
-  /** `table` had the rows of `keys` written (key column `column`). */
-  writeRows(name: string, table: TableRef, column: string, keys: readonly number[]): void {
+  /**
+   * `table` had the rows of `keys` written (key columns `column`, `width` of them: each row's
+   * values one after the other, as readRowKeys gives them).
+   */
+  writeRows(
+    name: string,
+    table: TableRef,
+    column: string,
+    width: number,
+    keys: readonly number[],
+  ): void {
     if (this.tables.has(name)) return;
     let changed = this.rows.get(name);
     if (changed === undefined) {
-      changed = { table, column, keys: new Set() };
+      changed = { table, column, width, keys: new Set(), tuples: [] };
       this.rows.set(name, changed);
     } else if (changed.column !== column) {
       // Keyed by another column since (a schema change within the transaction): the whole table.
       this.writeTable(name, table);
       return;
     }
-    for (const key of keys) changed.keys.add(key);
-    if (changed.keys.size > MAX_ROW_KEYS) this.writeTable(name, table);
+    if (width === 1) for (const key of keys) changed.keys.add(key);
+    else for (const value of keys) changed.tuples.push(value);
+    if (changed.keys.size + changed.tuples.length / width > MAX_ROW_KEYS) {
+      this.writeTable(name, table);
+    }
   }
 
   reset(gtid: GtidEvent | null): void {
@@ -542,7 +560,7 @@ export class BinlogFollower {
     const keys = this.#keys;
     keys.length = 0;
     if (columns?.key != null && readRowKeys(event, type, bodyEnd, columns, keys)) {
-      this.#transaction.writeRows(name, table, columns.key.name, keys);
+      this.#transaction.writeRows(name, table, columns.key.name, columns.key.indexes.length, keys);
     } else {
       this.#transaction.writeTable(name, table);
     }
@@ -683,7 +701,7 @@ export class BinlogFollower {
 
   /**
    * Pushes what writing `changed`'s rows marks: the table's "some row" and each row's slot when
-   * the catalog takes its key column as the table's point column (and the table writes no other
+   * the catalog takes its key columns as the table's point key (and the table writes no other
    * and has no trigger, as for a point write through the proxy); else the table's slots. False
    * for everything.
    */
@@ -704,6 +722,15 @@ export class BinlogFollower {
     }
     slots.push(write.someRowSlot);
     for (const key of changed.keys) slots.push(catalog.rowSlotOfInteger(write, key));
+    const { tuples, width } = changed;
+    for (let row = 0; row < tuples.length; row += width) {
+      // A key of several columns: its row is named by each value in the key's order.
+      let hash = rowHashOf(write.rowHash, tuples[row]!);
+      for (let part = 1; part < width; part++) {
+        hash = rowHashOf(nextKeyColumnHash(hash), tuples[row + part]!);
+      }
+      slots.push(catalog.rowSlotOfHash(hash));
+    }
     return true;
   }
 

@@ -44,10 +44,12 @@ export interface TableColumns {
   /** Each column's metadata as one number (see columnMetadata). */
   meta: Uint16Array;
   /**
-   * The primary key when it is one integer column: its index and its name (as the log spells
-   * it, lowercased). Null without `binlog_row_metadata=FULL`, or for any other key.
+   * The primary key when its columns are all integers, one or several: their indexes in the
+   * key's order, their names as the log spells them (lowercased, commas between, as
+   * SchemaCatalog.rowWrite takes them) and their byte widths. Null without
+   * `binlog_row_metadata=FULL`, or for any other key.
    */
-  key: { index: number; name: string; width: number } | null;
+  key: { indexes: number[]; name: string; widths: number[] } | null;
   /** The map names its columns: the server logs `binlog_row_metadata=FULL`. */
   named: boolean;
 }
@@ -153,13 +155,25 @@ export function readTableColumns(event: Buffer, bodyEnd: number): TableColumns |
     else if (fieldType === SIMPLE_PRIMARY_KEY) primaryKey = readIndexes(body, length.end, fieldEnd);
     at = fieldEnd;
   }
-  let key: TableColumns['key'] = null;
-  if (names !== null && names.length === types.length && primaryKey?.length === 1) {
-    const index = primaryKey[0]!;
+  return { types, meta, key: integerKey(types, names, primaryKey), named: names !== null };
+}
+
+/** The primary key of TableColumns, when the map names the columns and the key's are integers. */
+function integerKey(
+  types: Uint8Array,
+  names: string[] | null,
+  primaryKey: number[] | null,
+): TableColumns['key'] {
+  if (names === null || names.length !== types.length || primaryKey === null) return null;
+  if (primaryKey.length === 0) return null;
+  const widths: number[] = [];
+  for (const index of primaryKey) {
     const width = INTEGER_WIDTH.get(types[index] ?? -1);
-    if (width !== undefined) key = { index, name: names[index]!.toLowerCase(), width };
+    if (width === undefined || primaryKey.indexOf(index) !== widths.length) return null;
+    widths.push(width);
   }
-  return { types, meta, key, named: names !== null };
+  const name = primaryKey.map((index) => names[index]!.toLowerCase()).join(',');
+  return { indexes: primaryKey, name, widths };
 }
 
 /** COLUMN_NAME: each name a packed length and its bytes (UTF-8, read as the metadata's form). */
@@ -279,12 +293,17 @@ function isSet(body: Buffer, at: number, bit: number): boolean {
   return (body[at + (bit >> 3)]! & (1 << (bit & 7))) !== 0;
 }
 
-/** Where a row image read by readImage ended, and the key found in it. */
-const image = { end: 0, key: -1, hasKey: false };
+/**
+ * Where a row image read by readImage ended, and the key found in it: each key column's value
+ * in the key's order (`keys`), and how many of them the image holds (`found`; a MINIMAL after
+ * image holds only the columns it changed).
+ */
+const image = { end: 0, keys: [] as number[], found: 0 };
 
 /**
  * One row image from `at`: the NULL bitmap of its present columns, then their values. Sets
- * `image`; false when it runs past `end` or a value's length cannot be told.
+ * `image` (its `keys` keep the values the image does not hold); false when it runs past `end`
+ * or a value's length cannot be told.
  */
 function readImage(
   body: Buffer,
@@ -295,21 +314,21 @@ function readImage(
 ): boolean {
   const { types, meta } = columns;
   const count = types.length;
-  const keyIndex = columns.key!.index;
+  const keyIndexes = columns.key!.indexes;
   const nulls = at;
   let nullBit = 0;
   at += (countBits(body, present, count) + 7) >> 3;
   if (at > end) return false;
-  image.hasKey = false;
-  image.key = -1;
+  image.found = 0;
   for (let i = 0; i < count; i++) {
     if (!isSet(body, present, i)) continue;
     if (isSet(body, nulls, nullBit++)) continue;
     const length = valueLength(types[i]!, meta[i]!, body, at, end);
     if (length < 0 || at + length > end) return false;
-    if (i === keyIndex) {
-      image.hasKey = true;
-      image.key = keyValue(body, at, length);
+    const part = keyIndexes.length === 1 ? (i === keyIndexes[0] ? 0 : -1) : keyIndexes.indexOf(i);
+    if (part >= 0) {
+      image.keys[part] = keyValue(body, at, length);
+      image.found++;
     }
     at += length;
   }
@@ -330,9 +349,10 @@ function keyValue(body: Buffer, at: number, width: number): number {
 
 /**
  * The keys of the rows a row event (`type`, bytes up to `bodyEnd`) changed, pushed onto `keys`:
- * an inserted row's, a deleted row's, an updated row's before and (when it changed) after.
- * Keys of UNREACHABLE_KEY or more are left out. False when the event cannot be read to its
- * end, or a row's key is missing: the table must then be invalidated whole.
+ * an inserted row's, a deleted row's, an updated row's before and (when it changed) after; a
+ * key of several columns as its values in the key's order, one after the other. A key with a
+ * value of UNREACHABLE_KEY or more is left out. False when the event cannot be read to its end,
+ * or a row's key is missing: the table must then be invalidated whole.
  */
 export function readRowKeys(
   event: Buffer,
@@ -380,17 +400,30 @@ export function readRowKeys(
     body = Buffer.concat([body.subarray(0, at), rows]);
     bodyEnd = body.length;
   }
+  const width = columns.key.indexes.length;
+  const key = image.keys;
   while (at < bodyEnd) {
     if (!readImage(body, at, bodyEnd, columns, before)) return false;
     at = image.end;
-    if (!image.hasKey) return false;
-    const key = image.key;
-    if (key < UNREACHABLE_KEY) keys.push(key);
+    if (image.found !== width) return false;
+    pushKey(keys, key, width);
     if (!update) continue;
+    // The after image's values overwrite the before image's in `key`: a value absent from it
+    // (binlog_row_image=MINIMAL) did not change.
+    const from = keys.length;
+    let same = true;
+    for (let part = 0; part < width; part++) keys.push(key[part]!);
     if (!readImage(body, at, bodyEnd, columns, after)) return false;
     at = image.end;
-    // Absent from the after image (binlog_row_image=MINIMAL): the key did not change.
-    if (image.hasKey && image.key !== key && image.key < UNREACHABLE_KEY) keys.push(image.key);
+    for (let part = 0; part < width; part++) same &&= key[part] === keys[from + part];
+    keys.length = from;
+    if (!same) pushKey(keys, key, width);
   }
   return at === bodyEnd;
+}
+
+/** Pushes the `width` values of `key` onto `keys`, unless one is UNREACHABLE_KEY or more. */
+function pushKey(keys: number[], key: readonly number[], width: number): void {
+  for (let part = 0; part < width; part++) if (key[part]! >= UNREACHABLE_KEY) return;
+  for (let part = 0; part < width; part++) keys.push(key[part]!);
 }

@@ -297,7 +297,7 @@ describe('the keys of the rows a row event changed', () => {
   test('the table map: types, metadata, and the key column by name', () => {
     assert.deepEqual([...columns.types], types);
     assert.equal(columns.meta[0], 300);
-    assert.deepEqual(columns.key, { index: 1, name: 'id', width: 4 });
+    assert.deepEqual(columns.key, { indexes: [1], name: 'id', widths: [4] });
     assert.ok(columns.named);
     const noNames = event(EventType.TABLE_MAP, tableMapBody(types, metadata, Buffer.alloc(0)));
     assert.equal(readTableColumns(noNames, noNames.length - 4)?.key, null, 'without FULL');
@@ -306,12 +306,26 @@ describe('the keys of the rows a row event changed', () => {
       EventType.TABLE_MAP,
       tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 2])),
     );
-    assert.equal(readTableColumns(twoColumns, twoColumns.length - 4)?.key, null, 'a composite key');
+    assert.deepEqual(
+      readTableColumns(twoColumns, twoColumns.length - 4)?.key,
+      { indexes: [1, 2], name: 'id,n', widths: [4, 8] },
+      'a key of two columns',
+    );
     const stringKey = event(
       EventType.TABLE_MAP,
       tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [0])),
     );
     assert.equal(readTableColumns(stringKey, stringKey.length - 4)?.key, null, 'a VARCHAR key');
+    const withString = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 0])),
+    );
+    assert.equal(readTableColumns(withString, withString.length - 4)?.key, null, 'INT, VARCHAR');
+    const twice = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 1])),
+    );
+    assert.equal(readTableColumns(twice, twice.length - 4)?.key, null, 'a column twice');
     const unknown = event(EventType.TABLE_MAP, tableMapBody([0], [], Buffer.alloc(0)));
     assert.equal(readTableColumns(unknown, unknown.length - 4), null, 'an old DECIMAL column');
     const shortMeta = event(EventType.TABLE_MAP, tableMapBody(types, [0x2c], Buffer.alloc(0)));
@@ -424,6 +438,78 @@ describe('the keys of the rows a row event changed', () => {
       readRowKeys(nullKey, EventType.DELETE_ROWS_V1, nullKey.length - 4, columns, keys),
       false,
     );
+  });
+
+  test('a key of two columns: each row’s values in the key’s order, a moved part and MINIMAL images', () => {
+    // INT a, VARCHAR(300) v, BIGINT b; the key is (b, a).
+    const pairMap = event(
+      EventType.TABLE_MAP,
+      tableMapBody([3, 15, 8], [0x2c, 0x01], fullMetadata(['A', 'v', 'b'], [2, 0])),
+    );
+    const pair = readTableColumns(pairMap, pairMap.length - 4)!;
+    assert.deepEqual(pair.key, { indexes: [2, 0], name: 'b,a', widths: [8, 4] });
+    /** A row image of the columns in `present` (a, v, b), none NULL. */
+    const image = (a: number | null, v: string | null, b: bigint | null): Buffer => {
+      const parts: Buffer[] = [Buffer.from([0])];
+      if (a !== null) parts.push(Buffer.from(Uint32Array.of(a).buffer));
+      if (v !== null) parts.push(Buffer.from([v.length, 0]), Buffer.from(v, 'latin1'));
+      if (b !== null) {
+        const bytes = Buffer.alloc(8);
+        bytes.writeBigUInt64LE(b);
+        parts.push(bytes);
+      }
+      return Buffer.concat(parts);
+    };
+    const rows = (type: number, bitmaps: number[], images: Buffer[]): Buffer =>
+      event(
+        type,
+        Buffer.concat([tableId(42), Buffer.alloc(2), Buffer.from([3, ...bitmaps]), ...images]),
+      );
+    const keys: number[] = [];
+    const insert = rows(EventType.WRITE_ROWS_V1, [0b111], [image(1, 'x', 10n), image(2, '', 20n)]);
+    assert.ok(readRowKeys(insert, EventType.WRITE_ROWS_V1, insert.length - 4, pair, keys));
+    assert.deepEqual(keys, [10, 1, 20, 2]);
+    keys.length = 0;
+    // Full images: a row whose v changed (its key once), a row whose a changed (both keys).
+    const update = rows(
+      EventType.UPDATE_ROWS_V1,
+      [0b111, 0b111],
+      [image(1, 'x', 10n), image(1, 'y', 10n), image(2, '', 20n), image(3, '', 20n)],
+    );
+    assert.ok(readRowKeys(update, EventType.UPDATE_ROWS_V1, update.length - 4, pair, keys));
+    assert.deepEqual(keys, [10, 1, 20, 2, 20, 3]);
+    keys.length = 0;
+    // MINIMAL: the before image is the key, the after image only what changed (a, then v).
+    const minimal = rows(
+      EventType.UPDATE_ROWS_V1,
+      [0b101, 0b001],
+      [image(1, null, 10n), image(5, null, null)],
+    );
+    assert.ok(readRowKeys(minimal, EventType.UPDATE_ROWS_V1, minimal.length - 4, pair, keys));
+    assert.deepEqual(keys, [10, 1, 10, 5], 'b kept from the before image');
+    keys.length = 0;
+    const unmoved = rows(
+      EventType.UPDATE_ROWS_V1,
+      [0b101, 0b010],
+      [image(1, null, 10n), image(null, 'z', null)],
+    );
+    assert.ok(readRowKeys(unmoved, EventType.UPDATE_ROWS_V1, unmoved.length - 4, pair, keys));
+    assert.deepEqual(keys, [10, 1]);
+    keys.length = 0;
+    // A before image without the whole key is not trusted; a part out of reach leaves its row out.
+    const partial = rows(EventType.DELETE_ROWS_V1, [0b001], [image(1, null, null)]);
+    assert.equal(
+      readRowKeys(partial, EventType.DELETE_ROWS_V1, partial.length - 4, pair, keys),
+      false,
+    );
+    keys.length = 0;
+    const far = rows(
+      EventType.DELETE_ROWS_V1,
+      [0b101],
+      [image(1, null, 10n ** 15n), image(2, null, 7n)],
+    );
+    assert.ok(readRowKeys(far, EventType.DELETE_ROWS_V1, far.length - 4, pair, keys));
+    assert.deepEqual(keys, [7, 2]);
   });
 
   test('a BIGINT key beyond what a point read can hold is left out', () => {
