@@ -17,10 +17,13 @@ export class ParameterPoint {
   /** The catalog's point read (a SELECT) or point write; null when none under this load. */
   target: PointRead | null = null;
   /**
-   * Which parameter binds each of the target's candidates, in their order; empty when a literal
-   * binds one of them (the statement's own slots then stand), or there is no target.
+   * Which parameter binds each of the target's candidates, in their order, -1 where the text
+   * gives a literal (`literals`); empty when no parameter binds one of them (the statement's
+   * own slots then stand), or there is no target.
    */
   parameters: Int32Array = NO_PARAMETERS;
+  /** The literal value of each candidate the text gives one (NaN where a parameter binds it). */
+  literals: Float64Array = new Float64Array(0);
   /**
    * The execution being routed: the slots of its rows, one per candidate (one in all for a key
    * of several columns), and how many distinct values they are. Rewritten by each execution, as
@@ -33,10 +36,16 @@ export class ParameterPoint {
   /** A read's slots, [table, its rows…]. */
   #readSlots: Int32Array = NO_PARAMETERS;
 
-  /** Sizes the per-execution arrays for the target just worked out. */
-  bind(target: PointRead | null, parameters: Int32Array): void {
+  /** Worked out for `target`, the catalog's point read or write of `info` under this load. */
+  bind(target: PointRead | null, info: StatementInfo): void {
+    const parameters = parametersOf(target, info);
     this.target = target;
     this.parameters = parameters;
+    this.literals = new Float64Array(parameters.length);
+    for (let i = 0; i < parameters.length; i++) {
+      const value = info.point!.candidates[target!.candidates[i]!]!.value;
+      this.literals[i] = value === null ? NaN : Number(value);
+    }
     const rows =
       target !== null && target.width > 1 && parameters.length > 0 ? 1 : parameters.length;
     if (this.rows.length !== rows || this.values.length !== parameters.length) {
@@ -79,18 +88,20 @@ export class ParameterPoint {
 }
 
 /**
- * Which parameter binds each of `target`'s candidates, in their order; empty when there is no
- * target or a literal binds one of them (`IN (1, ?)`: the statement's own slots, the table's
- * "some row", stand for every execution).
+ * Which parameter binds each of `target`'s candidates, in their order, -1 for a literal
+ * (`IN (1, ?)`, `WHERE tenant = 7 AND id = ?`: each execution's rows are the literal's and its
+ * parameters'); empty when there is no target or no parameter binds any (the statement's own
+ * slots stand for every execution).
  */
-export function parametersOf(target: PointRead | null, info: StatementInfo): Int32Array {
+function parametersOf(target: PointRead | null, info: StatementInfo): Int32Array {
   if (target === null) return NO_PARAMETERS;
   const candidates = info.point!.candidates;
   const parameters = new Int32Array(target.candidates.length);
+  let bound = false;
   for (let i = 0; i < parameters.length; i++) {
     const parameter = candidates[target.candidates[i]!]!.parameter;
-    if (parameter < 0) return NO_PARAMETERS;
     parameters[i] = parameter;
+    if (parameter >= 0) bound = true;
   }
-  return parameters;
+  return bound ? parameters : NO_PARAMETERS;
 }

@@ -41,7 +41,7 @@ import type {
   TableRef,
 } from '../sql/statement-classifier.ts';
 import type { ExecutionKeys, ExecutionPrefix } from './execution-keys.ts';
-import { ParameterPoint, parametersOf } from './parameter-point.ts';
+import { ParameterPoint } from './parameter-point.ts';
 import { NicecacheTables } from './nicecache-tables.ts';
 import type { OwnTableRead } from './nicecache-tables.ts';
 import type { OwedCommits } from './owed-commits.ts';
@@ -1655,9 +1655,10 @@ export class StatementRouter {
    * Sets the rows an execution of a statement bounded by parameters is bounded to (its point's
    * `rows` and `keys`), or returns false when it is bounded to none known (then its slots are
    * the statement's, as for any other): the metadata is not trusted now, the table has no point
-   * column or the statement is no point access of it, a literal binds one of the column's
-   * candidates, or a value is NULL, not a whole number, out of the column's range, or an
-   * INSERT's 0 (AUTO_INCREMENT's "next value").
+   * key or the statement is no point access of it, no parameter binds one of the key's
+   * candidates (literals alone: the statement's own slots hold), or a value (bound or literal)
+   * is NULL, not a whole number, out of the column's range, or an INSERT's 0 (AUTO_INCREMENT's
+   * "next value").
    */
   #executionRows(
     statement: PreparedStatement,
@@ -1676,7 +1677,7 @@ export class StatementRouter {
         info.kind === 'select'
           ? catalog.pointRead(info.reads, statement.schema, info.point!)
           : catalog.pointWrite(info.writes, statement.schema, info.point!);
-      point.bind(target, parametersOf(target, info));
+      point.bind(target, info);
       point.generation = generation;
       point.schema = statement.schema;
     }
@@ -1691,14 +1692,18 @@ export class StatementRouter {
     let hash = target.rowHash;
     let keys = 0;
     for (let i = 0; i < parameters.length; i++) {
-      const value = integerParameter(
-        payload,
-        statement.parameterCount,
-        types,
-        layout.typesSent ? layout.bitmapEnd + 1 : 0,
-        layout.valuesStart,
-        parameters[i]!,
-      );
+      const parameter = parameters[i]!;
+      const value =
+        parameter < 0
+          ? point.literals[i]!
+          : integerParameter(
+              payload,
+              statement.parameterCount,
+              types,
+              layout.typesSent ? layout.bitmapEnd + 1 : 0,
+              layout.valuesStart,
+              parameter,
+            );
       if (value < 0 || value > target.max[i]! || (value === 0 && info.point!.insert)) return false;
       values[i] = value;
       if (composite) {

@@ -3013,12 +3013,17 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await b.query(pair(1, 1));
         await rows();
         await run.expect({ hits: 4 }, 'an execution took the row of the text bound to it only');
-        // A literal beside a parameter: the statement's own slots stand, every row's.
-        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
-        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
+        // A literal beside a parameter: the row they name together.
+        const TENANT_2 = 'SELECT v FROM pairs WHERE tenant = 2 AND id = ?';
+        await b.execute(TENANT_2, [2]);
+        await b.execute(TENANT_2, [2]);
+        await b.execute(TENANT_2, [1]);
         await a.execute('UPDATE pairs SET v = ? WHERE tenant = 2 AND id = ?', ['w', 2]);
-        await b.execute('SELECT v FROM pairs WHERE tenant = 2 AND id = ?', [2]);
+        await b.execute(TENANT_2, [2]);
+        await b.execute(TENANT_2, [1]);
         await b.execute(ROW, [2, 2]);
+        await b.execute(ROW, [2, 1]);
+        await run.expect({ hits: 3, invalidations_all: 0 }, 'a literal and a parameter: one row');
       },
     ));
 
@@ -3123,12 +3128,11 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await a.execute('INSERT INTO t (id, v) VALUES (?, ?)', [5, 'five again']);
       await readLists();
       await run.expect({ hits: 3 }, 'the list of row 5 read again');
-      // A literal beside the placeholders: the execution's rows are not all its own values, so
-      // it writes the table.
+      // A literal beside the placeholders: the execution writes the literal's row and its own.
       await a.execute('UPDATE t SET v = ? WHERE id IN (1, ?)', ['y', 3]);
       await readLists();
-      await run.expect({ hits: 0 }, 'every list read again');
-      // Read beside a literal, likewise: its slots are the table's.
+      await run.expect({ hits: 2, invalidations_all: 0 }, 'the lists without rows 1 and 3');
+      // Read beside a literal, likewise: its rows are the literal's and its parameter's.
       const MIXED = 'SELECT id, v FROM t WHERE id IN (2, ?) ORDER BY id';
       await b.execute(MIXED, [3]);
       await b.execute(MIXED, [3]);
@@ -3136,7 +3140,9 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       await b.execute(MIXED, [3]);
       await a.execute('UPDATE t SET v = ? WHERE id = ?', ['w', 3]);
       await b.execute(MIXED, [3]);
-      await run.expect({ hits: 1 }, 'the mixed list: read again after any write of a row');
+      await a.execute('UPDATE t SET v = ? WHERE id = ?', ['v', 2]);
+      await b.execute(MIXED, [3]);
+      await run.expect({ hits: 2 }, 'the mixed list: read again after a write of row 3, of row 2');
     }));
 
   test('INSERTs that only add rows leave the point reads that found their row served', () =>
