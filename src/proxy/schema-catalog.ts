@@ -480,9 +480,9 @@ export class SchemaCatalog {
     for (let i = 0; i < candidates.length; i++) {
       const value = values[candidates[i]!];
       if (value === null || value === undefined) {
-        // Not this text's (a placeholder): within an IN list, a row it may write unbounded.
-        // Beside `=` the other values bound the rows (they are among each's). A key of several
-        // columns needs each one's.
+        // Not this text's (a placeholder, or another text of the shape's, see statement-memo.ts):
+        // within an IN list, a row it may write unbounded. Beside `=` the other values bound
+        // the rows (they are among each's). A key of several columns needs each one's.
         if (point.inList || width > 1) return null;
         continue;
       }

@@ -14,7 +14,7 @@ import {
   LiteralSpans,
   findShape,
   matchesShape,
-  numberSpanAt,
+  literalSpanAt,
   shapeHash,
   hashText,
   shapedKeyText,
@@ -413,7 +413,7 @@ export class StatementMemo {
       entry.pointShape = new PointShape(
         bytes === null
           ? null
-          : Int32Array.from(point.candidates, (candidate) => numberSpanAt(spans, candidate.at)),
+          : Int32Array.from(point.candidates, (candidate) => literalSpanAt(spans, candidate.at)),
       );
     }
     if (shape !== null && carriesToItsShape(info)) {

@@ -1704,7 +1704,9 @@ export class StatementRouter {
               layout.valuesStart,
               parameter,
             );
-      if (value < 0 || value > target.max[i]! || (value === 0 && info.point!.insert)) return false;
+      // A literal that is no whole number (`id = 'abc'`) is NaN: no row's.
+      if (!(value >= 0) || value > target.max[i]! || (value === 0 && info.point!.insert))
+        return false;
       values[i] = value;
       if (composite) {
         // One row, named by every column's value in the key's order (row-slots.ts).

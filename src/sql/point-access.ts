@@ -15,7 +15,15 @@
  * CASE or `:=` at depth 0 has none. The statement names one table, with no join, no subquery (no
  * second SELECT anywhere), no partition list, no UNION.
  */
-import { COMMA, DOT, EQUALS, LEFT_PARENTHESIS, RIGHT_PARENTHESIS } from './char-codes.ts';
+import {
+  COMMA,
+  DOT,
+  DOUBLE_QUOTE,
+  EQUALS,
+  LEFT_PARENTHESIS,
+  RIGHT_PARENTHESIS,
+  SINGLE_QUOTE,
+} from './char-codes.ts';
 import type { PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
@@ -146,13 +154,33 @@ class Reader {
     return ordinal;
   }
 
-  /** A literal integer or a placeholder at `index`, as a candidate of `column`; null if neither. */
+  /**
+   * A literal integer, a quoted string of digits or a placeholder at `index`, as a candidate of
+   * `column`; null if none. An integer column compares with a string as with the number it
+   * spells, so `id = '05'` is `id = 5` (what PHP's PDO sends for a bound id, its prepares
+   * emulated). Any other string (`'5 '`, `'abc'`) and a string with a prefix (`X'35'` is 53 as a
+   * number, `_latin1'5'`, `N'5'`) is no candidate.
+   */
   candidate(column: string, index: number): PointCandidate | null {
     const at = this.tokens.starts[index]!;
-    const value = this.integer(index);
+    const value = this.integer(index) ?? this.quotedInteger(index);
     if (value !== null) return { column, at, value, parameter: -1 };
     const parameter = this.parameter(index);
     return parameter < 0 ? null : { column, at, value: null, parameter };
+  }
+
+  /** The value of a quoted string of decimal digits only at `index` ('5', "007"), or null. */
+  quotedInteger(index: number): string | null {
+    if (index < this.start || index >= this.end) return null;
+    const tokens = this.tokens;
+    if (tokens.kinds[index] !== TokenKind.String) return null;
+    const sql = tokens.sql;
+    const start = tokens.starts[index]!;
+    const end = tokens.ends[index]!;
+    const quote = sql.charCodeAt(start);
+    if ((quote !== SINGLE_QUOTE && quote !== DOUBLE_QUOTE) || sql.charCodeAt(end - 1) !== quote)
+      return null;
+    return integerValue(sql, start + 1, end - 1);
   }
 
   /** A table reference `name` or `schema.name` at `index`: its last name and the index after. */
@@ -181,10 +209,15 @@ export function integerValue(text: string, start: number, end: number): string |
 }
 
 /**
- * integerValue of the digits in `bytes[start, end)` (a shaped text's number literal, see
- * statement-shape.ts): the same value, read from another text of the statement's shape.
+ * integerValue of the digits in `bytes[start, end)` (a shaped text's number literal, or inside
+ * its quotes a string literal, see statement-shape.ts): the same value, read from another text
+ * of the statement's shape.
  */
 export function integerValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
+  if (end - start >= 2 && bytes[start] === SINGLE_QUOTE && bytes[end - 1] === SINGLE_QUOTE) {
+    start++;
+    end--;
+  }
   if (start >= end) return null;
   for (let i = start; i < end; i++) if (bytes[i]! < 0x30 || bytes[i]! > 0x39) return null;
   let first = start;

@@ -39,9 +39,9 @@ export type DdlObject = 'table' | 'index' | 'sequence' | 'view' | 'trigger';
 export interface PointCandidate {
   /** The column, lowercased. */
   column: string;
-  /** Where the integer literal (or the placeholder) starts in the text classified. */
+  /** Where the literal (an integer, a quoted string) or the placeholder starts in the text. */
   at: number;
-  /** Its value: the digits, leading zeros dropped; null for a placeholder. */
+  /** Its value: the digits (of a number or a quoted string), leading zeros dropped; null for a placeholder. */
   value: string | null;
   /**
    * For a placeholder, which of the statement's parameters it is (0 for the first `?`): each

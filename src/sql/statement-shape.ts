@@ -202,11 +202,9 @@ export function findShape(
   return true;
 }
 
-/** The index among `spans` of the number literal that starts at `at`, or -1. */
-export function numberSpanAt(spans: LiteralSpans, at: number): number {
-  for (let span = 0; span < spans.count; span++) {
-    if (spans.starts[span] === at) return spans.marks[span] === NUMBER_MARK ? span : -1;
-  }
+/** The index among `spans` of the literal (a number, or a string with its quotes) at `at`, or -1. */
+export function literalSpanAt(spans: LiteralSpans, at: number): number {
+  for (let span = 0; span < spans.count; span++) if (spans.starts[span] === at) return span;
   return -1;
 }
 

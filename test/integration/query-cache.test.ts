@@ -2929,6 +2929,62 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a quoted id is the number it spells: reads and writes bounded by it are kept by row', () =>
+    scenario(
+      [
+        ...KV,
+        "INSERT INTO t VALUES (53, 'fifty-three')",
+        'CREATE TABLE c (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB',
+        'INSERT INTO c VALUES (1, 1), (2, 2)',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        // As PHP's PDO sends a bound id with its prepares emulated; and the same rows unquoted.
+        const reads = [
+          "SELECT v FROM t WHERE id = '1'",
+          "SELECT v FROM t WHERE id = '2'",
+          "SELECT v FROM t WHERE id = '03'",
+          'SELECT v FROM t WHERE id = 4',
+          "SELECT v FROM t WHERE id IN ('4', '5') ORDER BY id",
+          "SELECT v FROM t WHERE id = '53'",
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const sql of reads) await b.query(sql);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 6 }, 'all cached');
+        await a.query("UPDATE t SET v = 'uno' WHERE id = '1'");
+        await readAll();
+        await run.expect({ hits: 5, invalidations_all: 0 }, 'all but row 1');
+        await a.query('DELETE FROM t WHERE id = 3');
+        await a.query("UPDATE t SET v = 'cuatro' WHERE id IN ('4')");
+        await readAll();
+        await run.expect({ hits: 3 }, 'rows 1, 2 and 53');
+        // Texts of the shape read before, with their own values: 0061 is row 61.
+        await b.query("SELECT v FROM t WHERE id = '0061'");
+        await a.query("INSERT INTO t (id, v) VALUES ('61', 'sixty-one')");
+        await b.query("SELECT v FROM t WHERE id = '0061'");
+        await b.query("SELECT v FROM t WHERE id = '2'");
+        await run.expect({ hits: 1 }, 'row 61 added; row 2 still served');
+        // Not the number it looks like: X'35' is 53 to a number, a string with a space is read
+        // as its leading digits: writes of the table.
+        await a.query("UPDATE t SET v = 'hex' WHERE id = X'35'");
+        await b.query("SELECT v FROM t WHERE id = '53'");
+        await b.query("SELECT v FROM t WHERE id = '2'");
+        await a.query("SET SESSION sql_mode = ''");
+        await a.query("UPDATE t SET v = 'spaced' WHERE id = '2 '");
+        await b.query("SELECT v FROM t WHERE id = '2'");
+        await b.query("SELECT v FROM t WHERE id = '53'");
+        // '0' into AUTO_INCREMENT takes the next value, as 0 does.
+        await b.query("SELECT v FROM c WHERE id = '3'");
+        await a.query("INSERT INTO c (id, v) VALUES ('0', 3)");
+        await b.query("SELECT v FROM c WHERE id = '3'");
+        await run.expect({ hits: 0 }, 'each read fresh after a write it could not tell apart');
+      },
+    ));
+
   test('a primary key of two columns: reads and writes bounded by both are kept by row, by text and prepared', () =>
     scenario(
       [

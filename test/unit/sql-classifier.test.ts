@@ -2128,6 +2128,10 @@ describe('point access: the rows a statement is bounded to by one column’s val
     for (const [sql, expected] of [
       ['SELECT c FROM sbtest1 WHERE id=100301', [[['id', '100301']], []]],
       ['SELECT c FROM sbtest1 WHERE id = 007 LIMIT 1', [[['id', '7']], []]],
+      // A string of digits is the number it spells to an integer column.
+      ["SELECT c FROM sbtest1 WHERE id = '007'", [[['id', '7']], []]],
+      ['SELECT c FROM sbtest1 WHERE id = "12"', [[['id', '12']], []]],
+      ["DELETE FROM t WHERE id = '5'", [[['id', '5']], []]],
       ['SELECT c FROM t AS x WHERE x.id = 5 AND k > 3 ORDER BY c', [[['id', '5']], []]],
       ['SELECT c FROM t x WHERE k > 3 && x.id = 5 GROUP BY c', [[['id', '5']], []]],
       ['SELECT c FROM db.t WHERE `id` = 5 FOR UPDATE', [[['id', '5']], []]],
@@ -2155,6 +2159,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
           [
             ['id', '99572'],
             ['k', '99553'],
+            ['c', '196'],
+            ['pad', '66'],
           ],
           [],
         ],
@@ -2213,7 +2219,15 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT c FROM t WHERE id = 5.0',
       'SELECT c FROM t WHERE id = 5e0',
       'SELECT c FROM t WHERE id = 0x5',
-      "SELECT c FROM t WHERE id = '5'",
+      // A string that is not digits only, or with a prefix: X'35' is 53 as a number.
+      "SELECT c FROM t WHERE id = '5 '",
+      "SELECT c FROM t WHERE id = ''",
+      "SELECT c FROM t WHERE id = '-5'",
+      "SELECT c FROM t WHERE id = X'35'",
+      "SELECT c FROM t WHERE id = _latin1'5'",
+      "SELECT c FROM t WHERE id = N'5'",
+      "SELECT c FROM t WHERE id = '5' '6'",
+      "SELECT c FROM t WHERE id = '1234567890123456'",
       'SELECT c FROM t WHERE id = -5',
       'SELECT c FROM t WHERE id <=> 5',
       'SELECT c FROM t WHERE id = ? + 1',

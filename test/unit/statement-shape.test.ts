@@ -283,6 +283,15 @@ describe('statement shapes', () => {
       ['id', 'k'],
     );
     assert.deepEqual(insert.pointValues, ['77', '0']);
+    // A quoted id (PDO's emulated prepares): the string's digits are this text's value; a string
+    // of anything else in its place gives none.
+    memo.classify("SELECT c FROM sbtest1 WHERE id = '5'", MODE, VERSION);
+    assert.deepEqual(classifiedBytes(memo, "SELECT c FROM sbtest1 WHERE id = '0061'").pointValues, [
+      '61',
+    ]);
+    assert.deepEqual(classifiedBytes(memo, "SELECT c FROM sbtest1 WHERE id = '6 1'").pointValues, [
+      null,
+    ]);
   });
 
   test('two shapes with one hash: a text takes only the facts of its own shape', () => {
