@@ -154,18 +154,20 @@ function boundingKey(
  * Null when there is none, or a column of a key of several has none or more than one (an IN
  * list, several rows: the rows would be a product of values, not kept by row here).
  */
-function keyCandidates(key: PointKey, point: PointAccess): number[] | null {
+function keyCandidates(key: PointKey, point: PointAccess, table = 0): number[] | null {
   const candidates: number[] = [];
   const all = point.candidates;
   if (key.columns.length === 1) {
     const column = key.columns[0]!;
-    for (let i = 0; i < all.length; i++) if (all[i]!.column === column) candidates.push(i);
+    for (let i = 0; i < all.length; i++) {
+      if (all[i]!.column === column && all[i]!.table === table) candidates.push(i);
+    }
     return candidates.length === 0 ? null : candidates;
   }
   for (const column of key.columns) {
     let found = -1;
     for (let i = 0; i < all.length; i++) {
-      if (all[i]!.column !== column) continue;
+      if (all[i]!.column !== column || all[i]!.table !== table) continue;
       if (found >= 0) return null;
       found = i;
     }
@@ -269,12 +271,13 @@ export class SchemaCatalog {
     const dependencies = this.current;
     if (dependencies === null) return null;
     const slots: number[] = [];
-    // A point read (one base table, bounded to one value of its point key, or a few) depends
-    // on those values' rows: their row slots, not the table's "some row" slot.
+    // A point read (one base table, bounded to one value of its point key, or a few; or each
+    // table of a join so bounded) depends on those values' rows: their row slots, not the
+    // table's "some row" slot.
     const rows =
-      tables.length === 1 && point !== null && values !== null
-        ? this.#pointRows(dependencies, tables[0]!, schema, point, values)
-        : null;
+      point === null || values === null
+        ? null
+        : this.#readRows(dependencies, tables, schema, point, values);
     for (const table of tables) {
       const name = qualify(table, schema);
       if (name === null) return null;
@@ -298,10 +301,12 @@ export class SchemaCatalog {
       this.#addSlot(slots, name);
       for (const base of bases) {
         this.#addSlot(slots, base);
-        // Any other read of a table with a point key is made stale by a write to any row.
+        // Any other read of a table with a point key is made stale by a write to any row,
+        // as is a read of it through a view or a MERGE table, even beside a bounded one.
         if (dependencies.pointKeyOf(base) === undefined) continue;
-        if (base === rows?.table) {
-          for (const value of rows.values) this.#addSlot(slots, rowSlotName(base, value));
+        const bounded = base === name ? rows?.get(base) : undefined;
+        if (bounded !== undefined) {
+          for (const value of bounded) this.#addSlot(slots, rowSlotName(base, value));
         } else {
           this.#addSlot(slots, someRowName(base));
         }
@@ -322,7 +327,7 @@ export class SchemaCatalog {
     point: PointAccess,
   ): PointRead | null {
     const dependencies = this.#admin === null ? null : this.current;
-    if (dependencies === null || tables.length !== 1) return null;
+    if (dependencies === null || tables.length !== 1 || point.joined !== null) return null;
     const name = qualify(tables[0]!, schema);
     if (name === null) return null;
     const key = boundingKey(dependencies, name, point);
@@ -453,6 +458,46 @@ export class SchemaCatalog {
   }
 
   /**
+   * The rows each base table a point read bounds is read at (by its qualified name): the one
+   * table of a statement of one (#pointRows), or each table of a join that a top-level
+   * conjunct bounds by its name or alias, named once among the statement's tables. Null when
+   * none is.
+   */
+  #readRows(
+    dependencies: TableDependencies,
+    tables: readonly TableRef[],
+    schema: string | null,
+    point: PointAccess,
+    values: ReadonlyArray<string | null>,
+  ): Map<string, string[]> | null {
+    const joined = point.joined;
+    if (joined === null) {
+      if (tables.length !== 1) return null;
+      const rows = this.#pointRows(dependencies, tables[0]!, schema, point, values);
+      return rows === null ? null : new Map([[rows.table, rows.values]]);
+    }
+    // Each table by its names lowercased, the default schema's where none is written: a table
+    // that two references name (a self-join, however spelt) is bounded by neither, nor is one
+    // that two of the statement's tables might be (`C` and `c`, where names are case-sensitive).
+    const lowSchema = schema?.toLowerCase() ?? null;
+    const keyOf = (owner: string | null, name: string): string => `${owner ?? lowSchema}.${name}`;
+    const references = joined.map((table) => keyOf(table.schema, table.name));
+    const keys = tables.map((table) =>
+      keyOf(table.schema?.toLowerCase() ?? null, table.name.toLowerCase()),
+    );
+    let bounded: Map<string, string[]> | null = null;
+    for (let i = 0; i < tables.length; i++) {
+      const key = keys[i]!;
+      const reference = references.indexOf(key);
+      if (reference < 0 || references.lastIndexOf(key) !== reference) continue;
+      if (keys.indexOf(key) !== i || keys.lastIndexOf(key) !== i) continue;
+      const rows = this.#pointRows(dependencies, tables[i]!, schema, point, values, reference);
+      if (rows !== null) (bounded ??= new Map()).set(rows.table, rows.values);
+    }
+    return bounded;
+  }
+
+  /**
    * The table and row values a point statement is bounded to: the one base table it names,
    * stored in no other, and every value this text gives its point key's candidates (the rows
    * are among them: an IN list's values are each a candidate, point-access.ts), or for a key of
@@ -466,6 +511,7 @@ export class SchemaCatalog {
     schema: string | null,
     point: PointAccess,
     values: ReadonlyArray<string | null>,
+    reference = 0,
   ): { table: string; values: string[] } | null {
     const name = qualify(table, schema);
     if (name === null) return null;
@@ -473,7 +519,7 @@ export class SchemaCatalog {
     if (key === null) return null;
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
-    const candidates = keyCandidates(key, point);
+    const candidates = keyCandidates(key, point, reference);
     if (candidates === null) return null;
     const width = key.columns.length;
     const rows: string[] = [];

@@ -2053,6 +2053,8 @@ export class StatementRouter {
     generation: number,
   ): boolean {
     const catalog = this.#worker.catalog;
+    // A join's rows are worked out per text (catalog.readSlots): a shape shares no PointRead.
+    if (entry.info.point!.joined !== null) return false;
     if (shape.generation !== generation || shape.schema !== schema) {
       const reads = entry.info.reads;
       const read = catalog.pointRead(reads, schema, entry.info.point!);

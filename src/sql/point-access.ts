@@ -24,7 +24,7 @@ import {
   RIGHT_PARENTHESIS,
   SINGLE_QUOTE,
 } from './char-codes.ts';
-import type { PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
+import type { JoinedTable, PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
 import { WordTable } from './word-table.ts';
@@ -34,6 +34,7 @@ const WORDS = [
   'AS',
   'BETWEEN',
   'CASE',
+  'CROSS',
   'DELAYED',
   'DELETE',
   'DUPLICATE',
@@ -44,22 +45,30 @@ const WORDS = [
   'HIGH_PRIORITY',
   'IGNORE',
   'IN',
+  'INNER',
   'INSERT',
   'INTO',
+  'JOIN',
   'KEY',
+  'LEFT',
   'LIMIT',
   'LOCK',
   'LOW_PRIORITY',
+  'NATURAL',
   'ON',
   'OR',
   'ORDER',
+  'OUTER',
   'PROCEDURE',
   'QUICK',
   'REPLACE',
   'RETURNING',
+  'RIGHT',
   'SELECT',
   'SET',
+  'STRAIGHT_JOIN',
   'UPDATE',
+  'USING',
   'VALUE',
   'VALUES',
   'WHERE',
@@ -161,12 +170,12 @@ class Reader {
    * emulated). Any other string (`'5 '`, `'abc'`) and a string with a prefix (`X'35'` is 53 as a
    * number, `_latin1'5'`, `N'5'`) is no candidate.
    */
-  candidate(column: string, index: number): PointCandidate | null {
+  candidate(column: string, index: number, table = 0): PointCandidate | null {
     const at = this.tokens.starts[index]!;
     const value = this.integer(index) ?? this.quotedInteger(index);
-    if (value !== null) return { column, at, value, parameter: -1 };
+    if (value !== null) return { column, at, value, parameter: -1, table };
     const parameter = this.parameter(index);
-    return parameter < 0 ? null : { column, at, value: null, parameter };
+    return parameter < 0 ? null : { column, at, value: null, parameter, table };
   }
 
   /** The value of a quoted string of decimal digits only at `index` ('5', "007"), or null. */
@@ -183,13 +192,16 @@ class Reader {
     return integerValue(sql, start + 1, end - 1);
   }
 
-  /** A table reference `name` or `schema.name` at `index`: its last name and the index after. */
-  tableAt(index: number): { name: string; next: number } | null {
+  /**
+   * A table reference `name` or `schema.name` at `index`: its names (lowercased) and the index
+   * after.
+   */
+  tableAt(index: number): { schema: string | null; name: string; next: number } | null {
     const first = this.name(index);
     if (first === null) return null;
-    if (!this.isOperator(index + 1, DOT)) return { name: first, next: index + 1 };
+    if (!this.isOperator(index + 1, DOT)) return { schema: null, name: first, next: index + 1 };
     const second = this.name(index + 2);
-    return second === null ? null : { name: second, next: index + 3 };
+    return second === null ? null : { schema: first, name: second, next: index + 3 };
   }
 }
 
@@ -253,7 +265,13 @@ export function pointAccessOf(
   }
 }
 
-/** `SELECT … FROM t [[AS] alias] WHERE …` */
+/**
+ * `SELECT … FROM t [[AS] alias] WHERE …`, or a join of tables, each with its alias or not, by
+ * commas or `[NATURAL] [INNER | CROSS | LEFT [OUTER] | RIGHT [OUTER]] JOIN` and `STRAIGHT_JOIN`,
+ * with `ON …` or `USING (…)`. A top-level conjunct of the WHERE bounds the rows of the table its
+ * column is qualified by, whatever the join: a row of the result is made of a row of each table
+ * that the whole WHERE holds for (an outer join's missing row has NULLs, which `= 5` is not).
+ */
 function pointSelect(reader: Reader): PointAccess | null {
   const { start, end } = reader;
   if (reader.word(start) !== W.SELECT) return null;
@@ -269,18 +287,130 @@ function pointSelect(reader: Reader): PointAccess | null {
   }
   if (from < 0) return null;
   const target = tableAndAlias(reader, from + 1);
-  if (target === null || reader.word(target.next) !== W.WHERE) return null;
-  const where = whereCandidates(reader, target.next + 1, SELECT_CLAUSE_ENDS, target.names, true);
+  if (target === null) return null;
+  if (reader.word(target.next) !== W.WHERE) return pointJoin(reader, from);
+  const where = whereCandidates(
+    reader,
+    target.next + 1,
+    SELECT_CLAUSE_ENDS,
+    oneTable(target.names),
+    true,
+  );
   return where === null || where.candidates.length === 0
     ? null
     : {
         candidates: where.candidates,
+        joined: null,
         assigned: [],
         insert: false,
         upsert: false,
         rowPerMatch: rowPerMatch(reader, from),
         inList: where.inList,
       };
+}
+
+/** The words a join may begin with, besides a comma. */
+const JOIN_STARTS = new Set([
+  W.JOIN,
+  W.INNER,
+  W.CROSS,
+  W.LEFT,
+  W.RIGHT,
+  W.NATURAL,
+  W.STRAIGHT_JOIN,
+]);
+
+/**
+ * A point SELECT of several tables joined (`from`: its FROM), its candidates each of the table
+ * its column is qualified by; null when the FROM clause is not a plain join of named tables.
+ * A table named twice (a self-join) bounds nothing by either name: its two rows differ. A row
+ * of its result shows each bounded row exists when each is bounded by `=` alone (rowPerMatch);
+ * not with an IN list, whose rows a join may repeat or leave out.
+ */
+function pointJoin(reader: Reader, from: number): PointAccess | null {
+  const joined: JoinedTable[] = [];
+  /** Each table's name and alias, by its index in `joined`. */
+  const names: string[][] = [];
+  let at = from + 1;
+  for (;;) {
+    const target = tableAndAlias(reader, at);
+    const table = reader.tableAt(at);
+    if (target === null || table === null) return null;
+    joined.push({ schema: table.schema, name: table.name });
+    names.push(target.names);
+    at = target.next;
+    // Its join condition.
+    if (reader.word(at) === W.USING) {
+      if (!reader.isOperator(at + 1, LEFT_PARENTHESIS)) return null;
+      at += 2;
+      while (at < reader.end && !reader.isOperator(at, RIGHT_PARENTHESIS)) at++;
+      at++;
+    } else if (reader.word(at) === W.ON) {
+      let depth = 0;
+      for (at++; at < reader.end; at++) {
+        if (reader.isOperator(at, LEFT_PARENTHESIS)) depth++;
+        else if (reader.isOperator(at, RIGHT_PARENTHESIS)) depth--;
+        else if (
+          depth === 0 &&
+          (reader.isOperator(at, COMMA) ||
+            reader.word(at) === W.WHERE ||
+            JOIN_STARTS.has(reader.word(at)))
+        ) {
+          break;
+        }
+      }
+    }
+    if (reader.word(at) === W.WHERE) break;
+    // The next table: after a comma, or a join's words.
+    if (reader.isOperator(at, COMMA)) {
+      at++;
+      continue;
+    }
+    if (reader.word(at) === W.NATURAL) at++;
+    const word = reader.word(at);
+    if (word === W.LEFT || word === W.RIGHT) {
+      at++;
+      if (reader.word(at) === W.OUTER) at++;
+    } else if (word === W.INNER || word === W.CROSS) {
+      at++;
+    }
+    if (reader.word(at) !== W.JOIN && reader.word(at) !== W.STRAIGHT_JOIN) return null;
+    at++;
+  }
+  if (joined.length < 2) return null;
+  const tableOf = (qualifier: string | null): number => {
+    if (qualifier === null) return -1;
+    let found = -1;
+    for (let i = 0; i < names.length; i++) {
+      if (!names[i]!.includes(qualifier)) continue;
+      if (found >= 0) return -1;
+      found = i;
+    }
+    if (found < 0) return -1;
+    // A table named twice: neither reference bounds it.
+    const { schema, name } = joined[found]!;
+    for (let i = 0; i < joined.length; i++) {
+      if (i !== found && joined[i]!.name === name && joined[i]!.schema === schema) return -1;
+    }
+    return found;
+  };
+  const where = whereCandidates(reader, at + 1, SELECT_CLAUSE_ENDS, tableOf, true);
+  return where === null || where.candidates.length === 0
+    ? null
+    : {
+        candidates: where.candidates,
+        joined,
+        assigned: [],
+        insert: false,
+        upsert: false,
+        rowPerMatch: !where.inList && rowPerMatch(reader, from),
+        inList: where.inList,
+      };
+}
+
+/** The table of a column of a statement of one table called `names` (its name and alias). */
+function oneTable(names: readonly string[]): (qualifier: string | null) => number {
+  return (qualifier) => (qualifier === null || names.includes(qualifier) ? 0 : -1);
 }
 
 /**
@@ -328,11 +458,12 @@ function pointUpdate(reader: Reader): PointAccess | null {
   const update = assignments(reader, target.next + 1, target.names, UPDATE_SET_ENDS);
   if (update === null || reader.word(update.end) !== W.WHERE) return null;
   const { assigned, end: where } = update;
-  const bound = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, target.names, true);
+  const bound = whereCandidates(reader, where + 1, WRITE_CLAUSE_ENDS, oneTable(target.names), true);
   return bound === null || bound.candidates.length === 0
     ? null
     : {
         candidates: bound.candidates,
+        joined: null,
         assigned,
         insert: false,
         upsert: false,
@@ -350,11 +481,18 @@ function pointDelete(reader: Reader): PointAccess | null {
   if (reader.word(i) !== W.FROM) return null;
   const target = reader.tableAt(i + 1);
   if (target === null || reader.word(target.next) !== W.WHERE) return null;
-  const where = whereCandidates(reader, target.next + 1, WRITE_CLAUSE_ENDS, [target.name], true);
+  const where = whereCandidates(
+    reader,
+    target.next + 1,
+    WRITE_CLAUSE_ENDS,
+    oneTable([target.name]),
+    true,
+  );
   return where === null || where.candidates.length === 0
     ? null
     : {
         candidates: where.candidates,
+        joined: null,
         assigned: [],
         insert: false,
         upsert: false,
@@ -410,7 +548,15 @@ function pointInsert(reader: Reader): PointAccess | null {
     const candidates = rows[0]!;
     return candidates.length === 0
       ? null
-      : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: false };
+      : {
+          candidates,
+          joined: null,
+          assigned,
+          insert: true,
+          upsert,
+          rowPerMatch: false,
+          inList: false,
+        };
   }
   // Several rows: an INSERT of them only adds rows (StatementInfo.addsRowsOnly). An upsert
   // writes the union of its rows' keys, as an IN list bounds a write: a column is a candidate
@@ -423,7 +569,15 @@ function pointInsert(reader: Reader): PointAccess | null {
   }
   return candidates.length === 0
     ? null
-    : { candidates, assigned, insert: true, upsert, rowPerMatch: false, inList: true };
+    : {
+        candidates,
+        joined: null,
+        assigned,
+        insert: true,
+        upsert,
+        rowPerMatch: false,
+        inList: true,
+      };
 }
 
 /**
@@ -582,6 +736,18 @@ function columnAt(
   return { name: second, next: index + 3 };
 }
 
+/** `col` or `qualifier.col` at `index`: the column, its qualifier (null: none), the index after. */
+function qualifiedColumnAt(
+  reader: Reader,
+  index: number,
+): { name: string; qualifier: string | null; next: number } | null {
+  const first = reader.name(index);
+  if (first === null) return null;
+  if (!reader.isOperator(index + 1, DOT)) return { name: first, qualifier: null, next: index + 1 };
+  const second = reader.name(index + 2);
+  return second === null ? null : { name: second, qualifier: first, next: index + 3 };
+}
+
 /**
  * The `col = <integer>` conjuncts of the WHERE clause from `from` to its end (a word of `ends` at
  * depth 0, or the statement's end); null when the clause is not a plain conjunction. A conjunct
@@ -594,7 +760,7 @@ function whereCandidates(
   reader: Reader,
   from: number,
   ends: ReadonlySet<number>,
-  names: readonly string[],
+  tableOf: (qualifier: string | null) => number,
   inLists: boolean,
 ): { candidates: PointCandidate[]; inList: boolean } | null {
   let to = reader.end;
@@ -636,12 +802,15 @@ function whereCandidates(
     }
     // One conjunct: tokens [conjunct, i); an empty one is no SQL.
     if (conjunct === i) return null;
-    const column = columnAt(reader, conjunct, names);
-    if (column !== null && reader.isOperator(column.next, EQUALS) && column.next + 2 === i) {
-      const candidate = reader.candidate(column.name, column.next + 1);
+    const column = qualifiedColumnAt(reader, conjunct);
+    const table = column === null ? -1 : tableOf(column.qualifier);
+    if (column === null || table < 0) {
+      // Not a column of a table this bounds (or of no one table): no candidate.
+    } else if (reader.isOperator(column.next, EQUALS) && column.next + 2 === i) {
+      const candidate = reader.candidate(column.name, column.next + 1, table);
       if (candidate !== null) candidates.push(candidate);
-    } else if (column !== null && inLists && reader.word(column.next) === W.IN) {
-      const list = inListCandidates(reader, column.name, column.next + 1, i);
+    } else if (inLists && reader.word(column.next) === W.IN) {
+      const list = inListCandidates(reader, column.name, column.next + 1, i, table);
       if (list !== null) {
         candidates.push(...list);
         inList = true;
@@ -664,12 +833,13 @@ function inListCandidates(
   column: string,
   open: number,
   end: number,
+  table: number,
 ): PointCandidate[] | null {
   if (!reader.isOperator(open, LEFT_PARENTHESIS) || !reader.isOperator(end - 1, RIGHT_PARENTHESIS))
     return null;
   const candidates: PointCandidate[] = [];
   for (let i = open + 1; i < end - 1; i += 2) {
-    const candidate = reader.candidate(column, i);
+    const candidate = reader.candidate(column, i, table);
     if (candidate === null) return null;
     candidates.push(candidate);
     if (candidates.length > MAX_IN_LIST) return null;

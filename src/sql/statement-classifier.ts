@@ -230,7 +230,11 @@ function classifyStatement(
     readsFoundRows: facts.readsFoundRows,
     readsWarnings: facts.readsWarnings,
     point:
-      several || s.failed || s.writesEverything || s.reads.length > 1 || s.writes.length > 1
+      several ||
+      s.failed ||
+      s.writesEverything ||
+      (s.writes.length > 0 && s.reads.length > 1) ||
+      s.writes.length > 1
         ? null
         : pointAccessOf(tokens, start, end, kind),
     addsRowsOnly:

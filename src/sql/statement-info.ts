@@ -48,11 +48,27 @@ export interface PointCandidate {
    * execution of the prepared statement binds its own value. -1 for a literal.
    */
   parameter: number;
+  /** Which of a join's tables (PointAccess.joined) the column is qualified by; 0 without a join. */
+  table: number;
+}
+
+/** A table a join reads, as its FROM clause names it (PointAccess.joined). */
+export interface JoinedTable {
+  /** The schema written before it, lowercased; null when none is. */
+  schema: string | null;
+  /** Its name, lowercased. */
+  name: string;
 }
 
 /** The rows a single-table SELECT, UPDATE, DELETE or INSERT is bounded to (point-access.ts). */
 export interface PointAccess {
   candidates: PointCandidate[];
+  /**
+   * A SELECT of several tables joined (no subquery): its FROM clause's tables in order, which
+   * each candidate's `table` is one of (a column of a join counts only qualified by its table's
+   * name or alias). Null for a statement of one table.
+   */
+  joined: JoinedTable[] | null;
   /** The columns an UPDATE assigns, lowercased: a point key's column among them moves rows. */
   assigned: string[];
   /**

@@ -2929,6 +2929,70 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a join: a table bounded by its key in the WHERE depends on those rows, the others on every row', () =>
+    scenario(
+      [
+        'CREATE TABLE c (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO c VALUES (1, 'ann'), (2, 'bob')",
+        'CREATE TABLE o (id INT PRIMARY KEY, cid INT, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO o VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 2, 'c'), (4, 2, 'd')",
+        'CREATE VIEW v_o AS SELECT id, cid, v FROM o',
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const reads = [
+          'SELECT o.v, c.name FROM o JOIN c ON c.id = o.cid WHERE o.id = 1',
+          "SELECT x.v, y.name FROM o AS x LEFT JOIN c y ON y.id = x.cid WHERE x.id = '3'",
+          'SELECT o.v, c.name FROM c, o WHERE o.id = 4 AND c.id = o.cid',
+          'SELECT o.v, c.name FROM o JOIN c ON c.id = o.cid WHERE o.id IN (1, 9) ORDER BY o.id',
+          'SELECT o.v, w.v FROM o JOIN v_o w ON w.cid = o.cid WHERE o.id = 1 AND w.id = 2',
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const sql of reads) await b.query(sql);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 5 }, 'all cached');
+        // Row 2 of o: read only through the view (the last read).
+        await a.query("UPDATE o SET v = 'B' WHERE id = 2");
+        await readAll();
+        await run.expect({ hits: 4, invalidations_all: 0 }, 'all but the read through the view');
+        await a.query("UPDATE o SET v = 'A' WHERE id = 1");
+        await readAll();
+        await run.expect({ hits: 2 }, 'the reads of row 3 and row 4 still served');
+        // A row of o added: a join that found its rows of o stays served; the IN list read
+        // found one of its keys (a join may repeat a row), and the view reads o whole.
+        await a.query("INSERT INTO o VALUES (9, 2, 'i')");
+        await readAll();
+        await run.expect({ hits: 3 }, 'all but the IN list and the view');
+        // c is bounded by no conjunct: every write of it is a write of every join's c.
+        await a.query("UPDATE c SET name = 'Ann' WHERE id = 2");
+        await readAll();
+        await run.expect({ hits: 1 }, 'only the join that reads no c');
+        // A self-join, named twice: neither name bounds its rows.
+        const SELF =
+          'SELECT p.v, q.v FROM o p JOIN o q ON q.cid = p.cid WHERE p.id = 3 AND q.id = 4';
+        // The same, one name qualified: q reads every row of o with p's cid.
+        const SPELT = `SELECT p.v, q.v FROM ${run.database}.o p JOIN o q ON q.cid = p.cid WHERE p.id = 3 ORDER BY q.id`;
+        for (const sql of [SELF, SELF, SPELT, SPELT]) await b.query(sql);
+        await a.query("UPDATE o SET v = 'e' WHERE id = 9");
+        await b.query(SELF);
+        await b.query(SPELT);
+        await run.expect({ hits: 2 }, 'the self-joins: read again after a write of another row');
+        // Prepared: bounded by the statement's own literals only.
+        const PREPARED =
+          'SELECT o.v, c.name FROM o JOIN c ON c.id = o.cid WHERE o.id = ? AND c.id = 2';
+        await b.execute(PREPARED, [3]);
+        await b.execute(PREPARED, [3]);
+        await a.query("UPDATE c SET name = 'Bob' WHERE id = 1");
+        await b.execute(PREPARED, [3]);
+        await a.query("UPDATE o SET v = 'x' WHERE id = 1");
+        await b.execute(PREPARED, [3]);
+        await run.expect({ hits: 2 }, 'c bounded by its literal, o by nothing');
+      },
+    ));
+
   test('a quoted id is the number it spells: reads and writes bounded by it are kept by row', () =>
     scenario(
       [

@@ -2124,6 +2124,60 @@ describe('point access: the rows a statement is bounded to by one column’s val
         ];
   };
 
+  test('a join: each qualified conjunct bounds the table it names, by name or alias', () => {
+    const joinOf = (sql: string): unknown => {
+      const point = classify(sql, DEFAULTS).point;
+      return point === null
+        ? null
+        : [
+            point.joined,
+            point.candidates.map((candidate) => [
+              candidate.table,
+              candidate.column,
+              candidate.value,
+            ]),
+            point.rowPerMatch,
+          ];
+    };
+    const tu = [
+      { schema: null, name: 't' },
+      { schema: null, name: 'u' },
+    ];
+    for (const [sql, expected] of [
+      ['SELECT c FROM t JOIN u ON u.id = t.id WHERE t.id = 5', [tu, [[0, 'id', '5']], true]],
+      ['SELECT c FROM t, u WHERE t.id = 5 AND u.id = t.k', [tu, [[0, 'id', '5']], true]],
+      [
+        'SELECT * FROM t AS x LEFT OUTER JOIN u y USING (id) WHERE y.id = 5 AND x.k IN (1, 2)',
+        [
+          tu,
+          [
+            [1, 'id', '5'],
+            [0, 'k', '1'],
+            [0, 'k', '2'],
+          ],
+          false,
+        ],
+      ],
+      [
+        "SELECT * FROM db.T NATURAL RIGHT JOIN u STRAIGHT_JOIN v ON v.a = u.a WHERE t.id = '7' AND v.id = 8",
+        [
+          [{ schema: 'db', name: 't' }, ...tu.slice(1), { schema: null, name: 'v' }],
+          [
+            [0, 'id', '7'],
+            [2, 'id', '8'],
+          ],
+          true,
+        ],
+      ],
+      [
+        'SELECT COUNT(*) FROM t INNER JOIN u ON u.id = t.id AND u.z BETWEEN 1 AND 3 CROSS JOIN w WHERE u.id = 9',
+        [[...tu, { schema: null, name: 'w' }], [[1, 'id', '9']], false],
+      ],
+    ] as const) {
+      assert.deepEqual(joinOf(sql), expected, sql);
+    }
+  });
+
   test('reads and writes bounded by a top-level `column = integer`', () => {
     for (const [sql, expected] of [
       ['SELECT c FROM sbtest1 WHERE id=100301', [[['id', '100301']], []]],
@@ -2235,10 +2289,14 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT c FROM t WHERE id = ? OR k = ?',
       'SELECT c FROM t WHERE id = 1234567890123456',
       'SELECT c FROM t WHERE u.id = 5',
-      // Not one table, or a subquery.
-      'SELECT c FROM t JOIN u ON u.id = t.id WHERE t.id = 5',
-      'SELECT c FROM t, u WHERE t.id = 5',
+      // A subquery; a join whose conjuncts name no one table, or whose FROM is not plain.
       'SELECT (SELECT 1 FROM u) FROM t WHERE id = 5',
+      'SELECT c FROM t JOIN u ON u.id = t.id WHERE id = 5',
+      'SELECT c FROM t a JOIN t b ON a.id = b.id WHERE a.id = 5',
+      'SELECT c FROM t JOIN (u, v) ON u.id = t.id WHERE t.id = 5',
+      'SELECT c FROM t JOIN u FORCE INDEX (k) ON u.id = t.id WHERE t.id = 5',
+      'SELECT c FROM t JOIN u ON u.id = t.id WHERE t.id = 5 OR u.id = 6',
+      'SELECT c FROM t JOIN (SELECT 1 AS id) d ON d.id = t.id WHERE t.id = 5',
       'SELECT c FROM t WHERE id = 5 AND k IN (SELECT k FROM t)',
       'SELECT c FROM t WHERE id = 5 UNION SELECT c FROM t WHERE id = 6',
       'SELECT c FROM t PARTITION (p0) WHERE id = 5',
