@@ -19,6 +19,8 @@
 # PS_MODE (sysbench's --db-ps-mode for reader and writer, default disable: the text protocol) and
 # READER_ARGS (more options for the reader: --prepared=on for bench/in-list-select.lua).
 # SETUP_SQL: statements run on the server once the table is made (a trigger on sbtest1, say).
+# READER_SQL, WRITER_SQL: a text statement for the reader or the writer, in place of READER or
+# WRITER, run by bench/text-point.lua ({id} stands for a row's id, {tenant} for the id % 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -34,6 +36,10 @@ workers=${WORKERS:-2}
 other=${OTHER:-}
 reader=${READER:-oltp_point_select}
 writer=${WRITER:-oltp_insert}
+reader_sql=${READER_SQL:-}
+writer_sql=${WRITER_SQL:-}
+[ -n "$reader_sql" ] && reader=bench/text-point.lua
+[ -n "$writer_sql" ] && writer=bench/text-point.lua
 writes_to=${WRITES_TO:-target}
 ps_mode=${PS_MODE:-disable}
 read -r -a reader_args <<<"${READER_ARGS:-}"
@@ -85,7 +91,7 @@ hits() {
 per_second() { awk '/queries:/ && !/performed/ { gsub(/\(/, "", $3); print $3 }'; }
 total() { awk '/queries:/ && !/performed/ { print $2 }'; }
 
-echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; $reader 8 threads + $writer 1 thread at $insert_rate/s (to the $writes_to), ps-mode $ps_mode ${READER_ARGS:-}, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
+echo "sysbench $(sysbench --version | awk '{print $2}'), $(mariadb -h"$host" -P"$port" -uroot -Nse 'SELECT VERSION()'), $(nproc) cores; ${reader_sql:-$reader} 8 threads + ${writer_sql:-$writer} 1 thread at $insert_rate/s (to the $writes_to), ps-mode $ps_mode ${READER_ARGS:-}, $table_size rows, ${seconds}s per run, $rounds round(s), cache $cache, $workers workers"
 echo
 echo "| round | target | reads/s | writes/s | hit ratio | proxy CPU µs/query |"
 echo "|---|---|---|---|---|---|"
@@ -101,7 +107,7 @@ for round in $(seq 1 "$rounds"); do
     before=0
     if [ "$target" != direct ]; then
       # Warm the hot rows first, as a long run would have them.
-      sb "$reader" "${!p}" --threads=8 --time=3 "${reader_args[@]}" >/dev/null
+      POINT_SQL=$reader_sql sb "$reader" "${!p}" --threads=8 --time=3 "${reader_args[@]}" >/dev/null
       hits_before=$(hits "${!p}")
       before=$(ticks "${!pid}")
     fi
@@ -109,9 +115,9 @@ for round in $(seq 1 "$rounds"); do
     logs+=("$inserts_log")
     writer_port=${!p}
     [ "$writes_to" = direct ] && writer_port=$direct_port
-    sb "$writer" "$writer_port" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
+    POINT_SQL=$writer_sql sb "$writer" "$writer_port" --threads=1 --rate="$insert_rate" >"$inserts_log" 2>&1 &
     inserter=$!
-    reads=$(sb "$reader" "${!p}" --threads=8 "${reader_args[@]}")
+    reads=$(POINT_SQL=$reader_sql sb "$reader" "${!p}" --threads=8 "${reader_args[@]}")
     wait "$inserter"
     if echo "$reads" | grep -q FATAL || grep -q FATAL "$inserts_log"; then
       echo "$reads" >&2

@@ -9,11 +9,12 @@
  * conservative: anything it does not fully understand is no point access.
  *
  * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
- * `table.col = <digits>` at parenthesis depth 0 (or `= ?`, a prepared statement's parameter,
- * whose value each execution binds), begun by WHERE or AND (`&&`) and ended by AND,
- * `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no conjunction),
- * CASE or `:=` at depth 0 has none. The statement names one table, with no join, no subquery (no
- * second SELECT anywhere), no partition list, no UNION.
+ * `table.col = <digits>` at parenthesis depth 0 (or `= '<digits>'`, or `= ?`, a prepared
+ * statement's parameter, whose value each execution binds), begun by WHERE or AND (`&&`) and
+ * ended by AND, `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no
+ * conjunction), CASE or `:=` at depth 0 has none. The statement names one table, or a SELECT a
+ * plain join of tables (each conjunct then bounds the table its column is qualified by); no
+ * subquery (no second SELECT anywhere), no partition list, no UNION.
  */
 import {
   COMMA,
