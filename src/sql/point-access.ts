@@ -545,28 +545,19 @@ function pointInsert(reader: Reader): PointAccess | null {
     upsert = true;
   }
   if (after < reader.end && reader.word(after) !== W.RETURNING) return null;
+  let candidates: PointCandidate[];
   if (rows.length === 1) {
-    const candidates = rows[0]!;
-    return candidates.length === 0
-      ? null
-      : {
-          candidates,
-          joined: null,
-          assigned,
-          insert: true,
-          upsert,
-          rowPerMatch: false,
-          inList: false,
-        };
-  }
-  // Several rows: an INSERT of them only adds rows (StatementInfo.addsRowsOnly). An upsert
-  // writes the union of its rows' keys, as an IN list bounds a write: a column is a candidate
-  // only where every row gives it a value, so no row's key goes unread.
-  if (!upsert || rows.length > MAX_IN_LIST) return null;
-  const candidates: PointCandidate[] = [];
-  for (const column of columns) {
-    const values = rows.map((each) => each.find((candidate) => candidate.column === column));
-    if (values.every((value) => value !== undefined)) candidates.push(...values);
+    candidates = rows[0]!;
+  } else {
+    // Several rows: an INSERT of them only adds rows (StatementInfo.addsRowsOnly). An upsert
+    // writes the union of its rows' keys, as an IN list bounds a write: a column is a candidate
+    // only where every row gives it a value, so no row's key goes unread.
+    if (!upsert || rows.length > MAX_IN_LIST) return null;
+    candidates = [];
+    for (const column of columns) {
+      const values = rows.map((each) => each.find((candidate) => candidate.column === column));
+      if (values.every((value) => value !== undefined)) candidates.push(...values);
+    }
   }
   return candidates.length === 0
     ? null
@@ -577,7 +568,7 @@ function pointInsert(reader: Reader): PointAccess | null {
         insert: true,
         upsert,
         rowPerMatch: false,
-        inList: true,
+        inList: rows.length > 1,
       };
 }
 
