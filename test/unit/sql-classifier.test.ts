@@ -2293,6 +2293,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT (SELECT 1 FROM u) FROM t WHERE id = 5',
       'SELECT c FROM t JOIN u ON u.id = t.id WHERE id = 5',
       'SELECT c FROM t a JOIN t b ON a.id = b.id WHERE a.id = 5',
+      // Aliases swapped with the names: `c` is both the first table's alias and the second's name.
+      'SELECT * FROM o c JOIN c o ON o.id = c.cid WHERE c.id = 5',
       'SELECT c FROM t JOIN (u, v) ON u.id = t.id WHERE t.id = 5',
       'SELECT c FROM t JOIN u FORCE INDEX (k) ON u.id = t.id WHERE t.id = 5',
       'SELECT c FROM t JOIN u ON u.id = t.id WHERE t.id = 5 OR u.id = 6',
