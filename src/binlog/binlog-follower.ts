@@ -30,7 +30,7 @@
 import { Counter } from '../cache/cache-stats.ts';
 import type { CacheStats } from '../cache/cache-stats.ts';
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
-import { nextKeyColumnHash, rowHashOf } from '../cache/row-slots.ts';
+import { rowKeyHashOf } from '../cache/row-slots.ts';
 import { PacketHeader } from '../protocol/constants.ts';
 import { readErr } from '../protocol/generic-packets.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
@@ -724,12 +724,7 @@ export class BinlogFollower {
     for (const key of changed.keys) slots.push(catalog.rowSlotOfInteger(write, key));
     const { tuples, width } = changed;
     for (let row = 0; row < tuples.length; row += width) {
-      // A key of several columns: its row is named by each value in the key's order.
-      let hash = rowHashOf(write.rowHash, tuples[row]!);
-      for (let part = 1; part < width; part++) {
-        hash = rowHashOf(nextKeyColumnHash(hash), tuples[row + part]!);
-      }
-      slots.push(catalog.rowSlotOfHash(hash));
+      slots.push(catalog.rowSlotOfHash(rowKeyHashOf(write.rowHash, tuples, row, width)));
     }
     return true;
   }

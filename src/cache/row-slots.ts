@@ -21,11 +21,6 @@ export function rowKeyValue(values: readonly string[]): string {
   return values.join(',');
 }
 
-/** Continues a row's hash (rowHashOf) past one column's value of a key of several. */
-export function nextKeyColumnHash(hash: number): number {
-  return nameHashOf(hash, 0x2c);
-}
-
 /** The name of "some row" of `table`. */
 export function someRowName(table: string): string {
   return `${table}\u0000*`;
@@ -57,5 +52,23 @@ export function rowHashOf(rowHash: number, value: number): number {
   } while (value > 0);
   let hash = rowHash;
   while (count > 0) hash = nameHashOf(hash, 0x30 + digits[--count]!);
+  return hash;
+}
+
+/**
+ * The hash of rowSlotName(table, rowKeyValue(the digits of `values[from, from + width)`)) from
+ * `rowHash` (rowNameHash(table)): a key of several columns, its values in the key's order, a
+ * comma between; without making a string.
+ */
+export function rowKeyHashOf(
+  rowHash: number,
+  values: ArrayLike<number>,
+  from: number,
+  width: number,
+): number {
+  let hash = rowHashOf(rowHash, values[from]!);
+  for (let part = 1; part < width; part++) {
+    hash = rowHashOf(nameHashOf(hash, 0x2c), values[from + part]!);
+  }
   return hash;
 }

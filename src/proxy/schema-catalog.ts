@@ -427,8 +427,8 @@ export class SchemaCatalog {
   }
 
   /**
-   * The slot of a row whose name's hash is `hash`: rowHashOf from a table's rowNameHash, through
-   * each value of a key of several columns (nextKeyColumnHash between them).
+   * The slot of a row whose name's hash is `hash`: rowHashOf from a table's rowNameHash, or
+   * rowKeyHashOf for a key of several columns.
    */
   rowSlotOfHash(hash: number): number {
     return this.#registry.slotOfHash(hash);

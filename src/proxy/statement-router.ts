@@ -12,7 +12,7 @@ import { Bypass, Counter, Latency } from '../cache/cache-stats.ts';
 import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
-import { nextKeyColumnHash, rowHashOf, rowKeyValue } from '../cache/row-slots.ts';
+import { rowKeyHashOf, rowKeyValue } from '../cache/row-slots.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
 import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
@@ -1689,7 +1689,6 @@ export class StatementRouter {
     const rows = point.rows;
     const values = point.values;
     const composite = target.width > 1;
-    let hash = target.rowHash;
     let keys = 0;
     for (let i = 0; i < parameters.length; i++) {
       const parameter = parameters[i]!;
@@ -1708,18 +1707,15 @@ export class StatementRouter {
       if (!(value >= 0) || value > target.max[i]! || (value === 0 && info.point!.insert))
         return false;
       values[i] = value;
-      if (composite) {
-        // One row, named by every column's value in the key's order (row-slots.ts).
-        hash = rowHashOf(i === 0 ? hash : nextKeyColumnHash(hash), value);
-        continue;
-      }
+      if (composite) continue;
       rows[i] = catalog.rowSlotOfInteger(target, value);
       let seen = false;
       for (let j = 0; j < i && !seen; j++) seen = values[j] === value;
       if (!seen) keys++;
     }
     if (composite) {
-      rows[0] = catalog.rowSlotOfHash(hash);
+      // One row, named by every column's value in the key's order (row-slots.ts).
+      rows[0] = catalog.rowSlotOfHash(rowKeyHashOf(target.rowHash, values, 0, values.length));
       keys = 1;
     }
     point.keys = keys;
