@@ -30,7 +30,7 @@
 import { Counter } from '../cache/cache-stats.ts';
 import type { CacheStats } from '../cache/cache-stats.ts';
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
-import { rowKeyHashOf } from '../cache/row-slots.ts';
+import { rowKeyHashOf, rowValueHashOf } from '../cache/row-slots.ts';
 import { PacketHeader } from '../protocol/constants.ts';
 import { readErr } from '../protocol/generic-packets.ts';
 import type { BackendAddress } from '../upstream/backend-address.ts';
@@ -148,10 +148,10 @@ interface ChangedRows {
   column: string;
   /** How many columns the key has. */
   width: number;
-  /** A key of one column: the keys. */
-  keys: Set<number>;
+  /** A key of one column: the keys (an integer, or a string column's row name). */
+  keys: Set<number | string>;
   /** A key of several: each row's values in the key's order, one row after the other. */
-  tuples: number[];
+  tuples: Array<number | string>;
 }
 
 /** The marks of the commits read within one tick, kept until the server shows them visible. */
@@ -195,7 +195,7 @@ class OpenTransaction {
     table: TableRef,
     column: string,
     width: number,
-    keys: readonly number[],
+    keys: ReadonlyArray<number | string>,
   ): void {
     if (this.tables.has(name)) return;
     let changed = this.rows.get(name);
@@ -237,7 +237,7 @@ export class BinlogFollower {
   #checksum = false;
   readonly #tableIds = new Map<number, MappedTable>();
   /** The keys of the row event being read (reused). */
-  readonly #keys: number[] = [];
+  readonly #keys: Array<number | string> = [];
   /** Said once: the log names no columns, so writes read from it invalidate whole tables. */
   #saidUnnamed = false;
   readonly #transaction = new OpenTransaction();
@@ -721,7 +721,9 @@ export class BinlogFollower {
       return true;
     }
     slots.push(write.someRowSlot);
-    for (const key of changed.keys) slots.push(catalog.rowSlotOfInteger(write, key));
+    for (const key of changed.keys) {
+      slots.push(catalog.rowSlotOfHash(rowValueHashOf(write.rowHash, key)));
+    }
     const { tuples, width } = changed;
     for (let row = 0; row < tuples.length; row += width) {
       slots.push(catalog.rowSlotOfHash(rowKeyHashOf(write.rowHash, tuples, row, width)));

@@ -8,12 +8,15 @@
  *
  * Every reader is bounds-checked and must account for every byte: a table map whose metadata or
  * a row event whose rows do not come out exactly at the end of the body is not trusted (null or
- * false), and its table is invalidated whole. Only integer keys are read; any other value is
- * skipped by its length alone.
+ * false), and its table is invalidated whole. Only keys of integers and of strings (CHAR,
+ * VARCHAR: their row names, key-text.ts) are read; any other value is skipped by its length
+ * alone.
  * @see https://mariadb.com/kb/en/table_map_event/
  * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
  */
+import { keySignature } from '../cache/row-slots.ts';
 import { ColumnType } from '../protocol/constants.ts';
+import { foldStoredKeyText } from '../sql/key-text.ts';
 import { EVENT_HEADER_LENGTH, EventType, inflateCompressed } from './binlog-events.ts';
 
 /** The server's type codes (MYSQL_TYPE_*), as table maps give them. */
@@ -44,9 +47,9 @@ export interface TableColumns {
   /** Each column's metadata as one number (see columnMetadata). */
   meta: Uint16Array;
   /**
-   * The primary key when its columns are all integers, one or several: their indexes in the
-   * key's order, their names as the log spells them (lowercased, commas between, as
-   * SchemaCatalog.rowWrite takes them) and their byte widths. Null without
+   * The primary key when its columns are all integers or strings, one or several: their indexes
+   * in the key's order, their names as the log spells them (lowercased, their keySignature, as
+   * SchemaCatalog.rowWrite takes them) and their byte widths (0 for a string's). Null without
    * `binlog_row_metadata=FULL`, or for any other key.
    */
   key: { indexes: number[]; name: string; widths: number[] } | null;
@@ -155,12 +158,19 @@ export function readTableColumns(event: Buffer, bodyEnd: number): TableColumns |
     else if (fieldType === SIMPLE_PRIMARY_KEY) primaryKey = readIndexes(body, length.end, fieldEnd);
     at = fieldEnd;
   }
-  return { types, meta, key: integerKey(types, names, primaryKey), named: names !== null };
+  return { types, meta, key: pointKey(types, meta, names, primaryKey), named: names !== null };
 }
 
-/** The primary key of TableColumns, when the map names the columns and the key's are integers. */
-function integerKey(
+/**
+ * The primary key of TableColumns, when the map names the columns and the key's are integers or
+ * strings (VARCHAR, or CHAR: a STRING whose real type is no ENUM or SET). A string column's
+ * character set is not in the map unless the server logs it: SchemaCatalog.rowWrite takes the
+ * key only when the metadata's is the same, whose string columns are of character sets
+ * key-text.ts reads.
+ */
+function pointKey(
   types: Uint8Array,
+  meta: Uint16Array,
   names: string[] | null,
   primaryKey: number[] | null,
 ): TableColumns['key'] {
@@ -168,11 +178,18 @@ function integerKey(
   if (primaryKey.length === 0) return null;
   const widths: number[] = [];
   for (const index of primaryKey) {
-    const width = INTEGER_WIDTH.get(types[index] ?? -1);
+    const type = types[index] ?? -1;
+    const width =
+      type === T.VARCHAR || (type === T.STRING && meta[index]! >> 8 === T.STRING)
+        ? 0
+        : INTEGER_WIDTH.get(type);
     if (width === undefined || primaryKey.indexOf(index) !== widths.length) return null;
     widths.push(width);
   }
-  const name = primaryKey.map((index) => names[index]!.toLowerCase()).join(',');
+  const name = keySignature(
+    primaryKey.map((index) => names[index]!.toLowerCase()),
+    widths.map((width) => width === 0),
+  );
   return { indexes: primaryKey, name, widths };
 }
 
@@ -259,7 +276,7 @@ function valueLength(type: number, meta: number, body: Buffer, at: number, end: 
     case T.BIT:
       return (meta >> 8) + ((meta & 0xff) > 0 ? 1 : 0);
     case T.VARCHAR:
-      return lengthPrefix(body, at, meta > 255 ? 2 : 1, end);
+      return lengthPrefix(body, at, stringPrefix(type, meta), end);
     case T.JSON:
     case T.TINY_BLOB:
     case T.MEDIUM_BLOB:
@@ -273,13 +290,21 @@ function valueLength(type: number, meta: number, body: Buffer, at: number, end: 
     case T.STRING: {
       const real = meta >> 8;
       if (real === T.ENUM || real === T.SET) return meta & 0xff;
-      // A CHAR's byte length keeps its two high bits in the real type's byte, inverted.
-      const maxLength = (((meta >> 4) & 0x300) ^ 0x300) + (meta & 0xff);
-      return lengthPrefix(body, at, maxLength > 255 ? 2 : 1, end);
+      return lengthPrefix(body, at, stringPrefix(type, meta), end);
     }
     default:
       return -1;
   }
+}
+
+/**
+ * How many bytes the length of a VARCHAR's or a CHAR's (a STRING's) value takes: two when the
+ * column's most bytes are more than 255.
+ */
+function stringPrefix(type: number, meta: number): number {
+  // A CHAR's byte length keeps its two high bits in the real type's byte, inverted.
+  const maxLength = type === T.VARCHAR ? meta : (((meta >> 4) & 0x300) ^ 0x300) + (meta & 0xff);
+  return maxLength > 255 ? 2 : 1;
 }
 
 /** The number of set bits of the bitmap of `columns` bits at `at`. */
@@ -295,10 +320,11 @@ function isSet(body: Buffer, at: number, bit: number): boolean {
 
 /**
  * Where a row image read by readImage ended, and the key found in it: each key column's value
- * in the key's order (`keys`), and how many of them the image holds (`found`; a MINIMAL after
- * image holds only the columns it changed).
+ * in the key's order (`keys`: an integer, or a string column's row name), how many of them the
+ * image holds (`found`; a MINIMAL after image holds only the columns it changed), and whether
+ * a string among them names no row (`unnamed`, key-text.ts).
  */
-const image = { end: 0, keys: [] as number[], found: 0 };
+const image = { end: 0, keys: [] as Array<number | string>, found: 0, unnamed: false };
 
 /**
  * One row image from `at`: the NULL bitmap of its present columns, then their values. Sets
@@ -315,11 +341,13 @@ function readImage(
   const { types, meta } = columns;
   const count = types.length;
   const keyIndexes = columns.key!.indexes;
+  const keyWidths = columns.key!.widths;
   const nulls = at;
   let nullBit = 0;
   at += (countBits(body, present, count) + 7) >> 3;
   if (at > end) return false;
   image.found = 0;
+  image.unnamed = false;
   for (let i = 0; i < count; i++) {
     if (!isSet(body, present, i)) continue;
     if (isSet(body, nulls, nullBit++)) continue;
@@ -327,7 +355,15 @@ function readImage(
     if (length < 0 || at + length > end) return false;
     const part = keyIndexes.length === 1 ? (i === keyIndexes[0] ? 0 : -1) : keyIndexes.indexOf(i);
     if (part >= 0) {
-      image.keys[part] = keyValue(body, at, length);
+      if (keyWidths[part] !== 0) {
+        image.keys[part] = keyValue(body, at, length);
+      } else {
+        // A string's length prefix, then its bytes (valueLength counted both).
+        const prefix = stringPrefix(types[i]!, meta[i]!);
+        const name = foldStoredKeyText(body, at + prefix, at + length);
+        if (name === null) image.unnamed = true;
+        else image.keys[part] = name;
+      }
       image.found++;
     }
     at += length;
@@ -359,7 +395,7 @@ export function readRowKeys(
   type: number,
   bodyEnd: number,
   columns: TableColumns,
-  keys: number[],
+  keys: Array<number | string>,
 ): boolean {
   if (columns.key === null) return false;
   let body = event.subarray(0, bodyEnd);
@@ -403,7 +439,7 @@ export function readRowKeys(
   const width = columns.key.indexes.length;
   const key = image.keys;
   while (at < bodyEnd) {
-    if (!readImage(body, at, bodyEnd, columns, before)) return false;
+    if (!readImage(body, at, bodyEnd, columns, before) || image.unnamed) return false;
     at = image.end;
     if (image.found !== width) return false;
     pushKey(keys, key, width);
@@ -413,7 +449,7 @@ export function readRowKeys(
     const from = keys.length;
     let same = true;
     for (let part = 0; part < width; part++) keys.push(key[part]!);
-    if (!readImage(body, at, bodyEnd, columns, after)) return false;
+    if (!readImage(body, at, bodyEnd, columns, after) || image.unnamed) return false;
     at = image.end;
     for (let part = 0; part < width; part++) same &&= key[part] === keys[from + part];
     keys.length = from;
@@ -422,8 +458,15 @@ export function readRowKeys(
   return at === bodyEnd;
 }
 
-/** Pushes the `width` values of `key` onto `keys`, unless one is UNREACHABLE_KEY or more. */
-function pushKey(keys: number[], key: readonly number[], width: number): void {
-  for (let part = 0; part < width; part++) if (key[part]! >= UNREACHABLE_KEY) return;
+/** Pushes the `width` values of `key` onto `keys`, unless an integer is UNREACHABLE_KEY or more. */
+function pushKey(
+  keys: Array<number | string>,
+  key: ReadonlyArray<number | string>,
+  width: number,
+): void {
+  for (let part = 0; part < width; part++) {
+    const value = key[part]!;
+    if (typeof value === 'number' && value >= UNREACHABLE_KEY) return;
+  }
   for (let part = 0; part < width; part++) keys.push(key[part]!);
 }

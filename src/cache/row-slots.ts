@@ -6,17 +6,22 @@
  * that only adds rows marks (with "some row") and a point read that found no row depends on.
  * A NUL byte is in no table's name.
  */
+import { keyTextCode } from '../sql/key-text.ts';
 import { NAME_HASH_START, nameHash, nameHashOf } from './invalidation-registry.ts';
 
 /**
- * The name of the row of `table` whose point key is `value`: its digits, or for a key of several
- * columns each column's digits in the key's order with a comma between (rowKeyValue).
+ * The name of the row of `table` whose point key is `value`: its digits (an integer key's) or
+ * its characters folded (a string key's, foldKeyText), or for a key of several columns each
+ * column's in the key's order with a comma between (rowKeyValue).
  */
 export function rowSlotName(table: string, value: string): string {
   return `${table}\u0000=${value}`;
 }
 
-/** The value rowSlotName takes for a key of several columns: their digits, in the key's order. */
+/**
+ * The value rowSlotName takes for a key of several columns: their digits (an integer column's)
+ * or row names (a string column's, foldKeyText), in the key's order.
+ */
 export function rowKeyValue(values: readonly string[]): string {
   return values.join(',');
 }
@@ -56,19 +61,54 @@ export function rowHashOf(rowHash: number, value: number): number {
 }
 
 /**
- * The hash of rowSlotName(table, rowKeyValue(the digits of `values[from, from + width)`)) from
- * `rowHash` (rowNameHash(table)): a key of several columns, its values in the key's order, a
- * comma between; without making a string.
+ * The hash of rowSlotName(table, the row name of the string value `bytes[start, end)`) from
+ * `rowHash` (rowNameHash(table)), without making a string: its characters folded
+ * (key-text.ts). The value must be one that names a row (isKeyTextBytes).
+ */
+export function rowTextHashOf(rowHash: number, bytes: Buffer, start: number, end: number): number {
+  let hash = rowHash;
+  for (let i = start; i < end; i++) {
+    const code = keyTextCode(bytes[i]!);
+    if (code > 0) hash = nameHashOf(hash, code);
+  }
+  return hash;
+}
+
+/** The separator of a key of several columns' values in a row's name (rowKeyValue). */
+export const KEY_PART_SEPARATOR = 0x2c;
+
+/**
+ * The hash of rowSlotName(table, rowKeyValue(`values[from, from + width)`)) from `rowHash`
+ * (rowNameHash(table)): a key of one column or several, its values in the key's order, a comma
+ * between; an integer column's value as its digits, without making a string, a string
+ * column's as its row name (foldKeyText).
  */
 export function rowKeyHashOf(
   rowHash: number,
-  values: ArrayLike<number>,
+  values: ArrayLike<number | string>,
   from: number,
   width: number,
 ): number {
-  let hash = rowHashOf(rowHash, values[from]!);
-  for (let part = 1; part < width; part++) {
-    hash = rowHashOf(nameHashOf(hash, 0x2c), values[from + part]!);
+  let hash = rowHash;
+  for (let part = 0; part < width; part++) {
+    if (part > 0) hash = nameHashOf(hash, KEY_PART_SEPARATOR);
+    hash = rowValueHashOf(hash, values[from + part]!);
   }
   return hash;
+}
+
+/**
+ * rowHashOf of an integer column's value, or of a string column's row name (foldKeyText, a
+ * string): the hash of the value's part of a row's name, continuing `hash`.
+ */
+export function rowValueHashOf(hash: number, value: number | string): number {
+  return typeof value === 'number' ? rowHashOf(hash, value) : nameHash(hash, value);
+}
+
+/**
+ * What tells a point key apart from another of the same table (SchemaCatalog.rowWrite): its
+ * columns in order, each string column's name followed by a quote.
+ */
+export function keySignature(columns: readonly string[], text: readonly boolean[]): string {
+  return columns.map((column, index) => (text[index] ? `${column}'` : column)).join(',');
 }

@@ -100,18 +100,27 @@ export interface SchemaSnapshot {
   temporaryProcedureNames?: Map<string, TemporaryProcedure>;
   /**
    * Base tables whose primary key is made of integer columns (TINYINT to BIGINT, signed or not;
-   * a primary key is never a generated column), one or several: a statement bounded to one
-   * value of each reads or writes only the row with those values (see point-access.ts), so the
-   * cache may invalidate such reads by row.
+   * a primary key is never a generated column) or CHAR and VARCHAR columns of a collation that
+   * key-text.ts folds, one or several: a statement bounded to one value of each reads or writes
+   * only the row with those values (see point-access.ts), so the cache may invalidate such
+   * reads by row.
    */
   pointKeys?: Map<string, PointKey>;
 }
 
-/** A base table's point key: its primary key, of integer columns (SchemaSnapshot.pointKeys). */
+/**
+ * A base table's point key: its primary key, of integer or string columns
+ * (SchemaSnapshot.pointKeys).
+ */
 export interface PointKey {
   /** The key's columns, lowercased, in the key's order. */
   columns: readonly string[];
-  /** The largest value each column's type holds (at most Number.MAX_SAFE_INTEGER), in order. */
+  /** Which of them hold strings (CHAR, VARCHAR), in order; the others hold integers. */
+  text: readonly boolean[];
+  /**
+   * The largest value each integer column's type holds (at most Number.MAX_SAFE_INTEGER), the
+   * most characters each string column holds, in order.
+   */
   max: readonly number[];
   /**
    * The primary key is the table's one unique key: a row that REPLACE or ON DUPLICATE KEY

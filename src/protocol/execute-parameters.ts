@@ -7,7 +7,7 @@
  */
 import { EXECUTE_HEADER_LENGTH } from './command-fields.ts';
 import { ColumnType } from './constants.ts';
-import { readLenencBytes } from './lenenc.ts';
+import { readLenencBytes, readLenencInt } from './lenenc.ts';
 
 /** The binary protocol's parameter types (MYSQL_TYPE_*). */
 const Type = ColumnType;
@@ -80,6 +80,50 @@ export function integerParameter(
       return digitsValue(payload, at);
     default:
       return NO_INTEGER;
+  }
+}
+
+/** Where textParameter found a parameter's bytes (one per thread, rewritten by each call). */
+export const textSpan = { start: 0, end: 0 };
+
+/**
+ * The bytes of parameter `index` (arguments as integerParameter's) when a string type carries
+ * it (CHAR, VARCHAR, or a BLOB's, compared as bytes), set as `textSpan`; false for NULL, any
+ * other type (a number is compared with a string column's values as a number) or a packet cut
+ * short.
+ */
+export function textParameter(
+  payload: Buffer,
+  count: number,
+  types: Buffer,
+  typesAt: number,
+  valuesStart: number,
+  index: number,
+): boolean {
+  if (index >= count || types.length < typesAt + 2 * count) return false;
+  let at = valuesStart;
+  for (let parameter = 0; parameter < index; parameter++) {
+    if (isNull(payload, parameter)) continue;
+    at = valueEnd(payload, types[typesAt + 2 * parameter]!, at);
+    if (at < 0) return false;
+  }
+  if (isNull(payload, index)) return false;
+  switch (types[typesAt + 2 * index]!) {
+    case Type.VARCHAR:
+    case 249: // TINY_BLOB
+    case 250: // MEDIUM_BLOB
+    case 251: // LONG_BLOB
+    case 252: // BLOB
+    case 253: // VAR_STRING
+    case 254: /* STRING */ {
+      const length = readLenencInt(payload, at);
+      if (length === null || length.end + length.value > payload.length) return false;
+      textSpan.start = length.end;
+      textSpan.end = length.end + length.value;
+      return true;
+    }
+    default:
+      return false;
   }
 }
 

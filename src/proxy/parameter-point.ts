@@ -5,6 +5,7 @@
  * to under the metadata loaded now (worked out once per load) and the values' digits (no string
  * is made). A text's literal values are the memo's business instead (statement-memo.ts).
  */
+import { keyValueOf } from '../sql/point-access.ts';
 import type { StatementInfo } from '../sql/statement-info.ts';
 import type { PointRead } from './schema-catalog.ts';
 
@@ -22,8 +23,16 @@ export class ParameterPoint {
    * own slots then stand), or there is no target.
    */
   parameters: Int32Array = NO_PARAMETERS;
-  /** The literal value of each candidate the text gives one (NaN where a parameter binds it). */
+  /**
+   * The literal value of each candidate of an integer column the text gives one (NaN where a
+   * parameter binds it, or the literal names no row).
+   */
   literals: Float64Array = new Float64Array(0);
+  /**
+   * The row name (keyValueOf) of each candidate of a string column the text gives a literal;
+   * null elsewhere, and where the literal names no row.
+   */
+  literalTexts: Array<string | null> = [];
   /**
    * The execution being routed: the slots of its rows, one per candidate (one in all for a key
    * of several columns), and how many distinct values they are. Rewritten by each execution, as
@@ -42,9 +51,12 @@ export class ParameterPoint {
     this.target = target;
     this.parameters = parameters;
     this.literals = new Float64Array(parameters.length);
+    this.literalTexts = [];
     for (let i = 0; i < parameters.length; i++) {
       const value = info.point!.candidates[target!.candidates[i]!]!.value;
-      this.literals[i] = value === null ? NaN : Number(value);
+      const row = value === null ? null : keyValueOf(value, target!.text[i]!, target!.max[i]!);
+      this.literals[i] = row === null || target!.text[i]! ? NaN : Number(row);
+      this.literalTexts.push(target!.text[i]! ? row : null);
     }
     const rows =
       target !== null && target.width > 1 && parameters.length > 0 ? 1 : parameters.length;

@@ -16,8 +16,8 @@
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import {
+  keySignature,
   newRowsName,
-  rowHashOf,
   rowKeyValue,
   rowNameHash,
   rowSlotName,
@@ -27,6 +27,7 @@ import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
 import type { PointKey, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
+import { keyValueOf } from '../sql/point-access.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import type { PointAccess } from '../sql/statement-info.ts';
@@ -83,7 +84,11 @@ export interface PointRead {
   tableSlot: number;
   /** The slot every write of a row marks (for a text whose value is no row's). */
   someRowSlot: number;
-  /** The largest value of each of `candidates`' columns' type, in their order. */
+  /**
+   * Whether each of `candidates`' columns holds strings, and the largest value of its integer
+   * type or the most characters it holds, in their order (keyValueOf).
+   */
+  text: readonly boolean[];
   max: readonly number[];
   /** Which of the statement's point candidates bounds it (the first of `candidates`). */
   candidate: number;
@@ -96,7 +101,7 @@ export interface PointRead {
   candidates: readonly number[];
   /** How many columns the table's point key has. */
   width: number;
-  /** rowNameHash of the table (see rowSlotOfInteger). */
+  /** rowNameHash of the table (see rowSlotOfHash). */
   rowHash: number;
   /**
    * For a point write, the slots of the other tables it writes whole besides its rows: what the
@@ -110,7 +115,7 @@ const NO_SLOTS = new Int32Array(0);
 /** What a write of rows of a point table marks besides each row's slot (SchemaCatalog.rowWrite). */
 export interface RowWrite {
   someRowSlot: number;
-  /** rowNameHash of the table (see rowSlotOfInteger). */
+  /** rowNameHash of the table (see rowSlotOfHash). */
   rowHash: number;
 }
 
@@ -341,6 +346,7 @@ export class SchemaCatalog {
       table: name,
       tableSlot: this.#registry.slotOf(name),
       someRowSlot: this.#registry.slotOf(someRowName(name)),
+      text: candidates.map((_, index) => key.text[width === 1 ? 0 : index]!),
       max: candidates.map((_, index) => key.max[width === 1 ? 0 : index]!),
       candidate: candidates[0]!,
       candidates,
@@ -418,17 +424,8 @@ export class SchemaCatalog {
   }
 
   /**
-   * rowSlot of `read`'s table and `value` (a whole number up to 15 digits), built from the
-   * value's digits without making a string: a prepared statement's execution binds a new value
-   * each time. The same slot as rowSlot(table, the value's digits).
-   */
-  rowSlotOfInteger(read: PointRead | RowWrite, value: number): number {
-    return this.#registry.slotOfHash(rowHashOf(read.rowHash, value));
-  }
-
-  /**
-   * The slot of a row whose name's hash is `hash`: rowHashOf from a table's rowNameHash, or
-   * rowKeyHashOf for a key of several columns.
+   * The slot of a row whose name's hash is `hash`, made without a string: rowHashOf,
+   * rowTextHashOf or rowKeyHashOf from a table's rowNameHash (row-slots.ts).
    */
   rowSlotOfHash(hash: number): number {
     return this.#registry.slotOfHash(hash);
@@ -436,8 +433,7 @@ export class SchemaCatalog {
 
   /**
    * What a row event's write of rows of `table`, known by their values of `columns` (the
-   * binlog follower reads them; a key of several columns is their names in the key's order,
-   * commas between), marks besides each row's slot: null unless `columns` is the table's point
+   * binlog follower reads them; their keySignature, in the key's order), marks besides each row's slot: null unless `columns` is the table's point
    * key and the event writes no other table unlogged (no cascade, no MERGE over it; a
    * trigger's writes are row events of their own). The table must then be taken as written
    * whole.
@@ -447,7 +443,9 @@ export class SchemaCatalog {
     if (dependencies === null) return null;
     const name = qualify(table, null);
     const key = name === null ? undefined : dependencies.pointKeyOf(name);
-    if (name === null || key === undefined || key.columns.join(',') !== columns) return null;
+    if (name === null || key === undefined || keySignature(key.columns, key.text) !== columns) {
+      return null;
+    }
     const bases = dependencies.readsOf(name);
     if (bases === null || bases.length !== 1 || bases[0] !== name) return null;
     if (!dependencies.rowEventsWriteItselfOnly(name)) return null;
@@ -532,9 +530,10 @@ export class SchemaCatalog {
         if (point.inList || width > 1) return null;
         continue;
       }
-      const max = key.max[width === 1 ? 0 : i]!;
-      if (Number(value) > max || (point.insert && value === '0')) return null;
-      rows.push(value);
+      const column = width === 1 ? 0 : i;
+      const row = keyValueOf(value, key.text[column]!, key.max[column]!);
+      if (row === null || (point.insert && !key.text[column] && row === '0')) return null;
+      rows.push(row);
     }
     if (rows.length === 0) return null;
     return { table: name, values: width === 1 ? rows : [rowKeyValue(rows)] };

@@ -22,7 +22,7 @@ import {
   shapeOf,
 } from '../sql/statement-shape.ts';
 import { withResolvableNames } from '../sql/name-encoding.ts';
-import { integerValueOfBytes } from '../sql/point-access.ts';
+import { pointValueOfBytes } from '../sql/point-access.ts';
 import type { NameEncoding } from '../sql/name-encoding.ts';
 import type { ExecutionPrefix } from './execution-keys.ts';
 import type { PointRead } from './schema-catalog.ts';
@@ -232,7 +232,7 @@ function pointValuesOf(
     values.push(
       ordinal < 0 || ordinal >= spans.count
         ? null
-        : integerValueOfBytes(bytes, spans.starts[ordinal]!, spans.ends[ordinal]!),
+        : pointValueOfBytes(bytes, spans.starts[ordinal]!, spans.ends[ordinal]!),
     );
   }
   return values;

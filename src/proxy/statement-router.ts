@@ -12,7 +12,10 @@ import { Bypass, Counter, Latency } from '../cache/cache-stats.ts';
 import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
-import { rowKeyHashOf, rowKeyValue } from '../cache/row-slots.ts';
+import { nameHash, nameHashOf } from '../cache/invalidation-registry.ts';
+import { KEY_PART_SEPARATOR, rowHashOf, rowKeyValue, rowTextHashOf } from '../cache/row-slots.ts';
+import { isKeyTextBytes } from '../sql/key-text.ts';
+import { keyValueOf } from '../sql/point-access.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
 import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
@@ -26,7 +29,7 @@ import {
   statementIdOf,
 } from '../protocol/command-fields.ts';
 import type { ExecuteLayout } from '../protocol/command-fields.ts';
-import { integerParameter } from '../protocol/execute-parameters.ts';
+import { integerParameter, textParameter, textSpan } from '../protocol/execute-parameters.ts';
 import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
@@ -1689,9 +1692,37 @@ export class StatementRouter {
     const rows = point.rows;
     const values = point.values;
     const composite = target.width > 1;
+    const typesAt = layout.typesSent ? layout.bitmapEnd + 1 : 0;
+    // A row's name is every column's value in the key's order (row-slots.ts): its hash so far.
+    let hash = target.rowHash;
     let keys = 0;
     for (let i = 0; i < parameters.length; i++) {
       const parameter = parameters[i]!;
+      if (composite && i > 0) hash = nameHashOf(hash, KEY_PART_SEPARATOR);
+      const from = composite ? hash : target.rowHash;
+      if (target.text[i]!) {
+        // Values of a string column that differ but name one row cannot be counted apart here:
+        // an IN list of them is bounded by its literals only.
+        if (!composite && parameters.length > 1) return false;
+        const literal = point.literalTexts[i]!;
+        if (parameter < 0) {
+          if (literal === null) return false;
+          hash = nameHash(from, literal);
+        } else {
+          const count = statement.parameterCount;
+          if (!textParameter(payload, count, types, typesAt, layout.valuesStart, parameter))
+            return false;
+          const { start, end } = textSpan;
+          if (end - start > target.max[i]! || !isKeyTextBytes(payload, start, end)) return false;
+          hash = rowTextHashOf(from, payload, start, end);
+        }
+        values[i] = NaN;
+        if (!composite) {
+          rows[i] = catalog.rowSlotOfHash(hash);
+          keys = 1;
+        }
+        continue;
+      }
       const value =
         parameter < 0
           ? point.literals[i]!
@@ -1699,7 +1730,7 @@ export class StatementRouter {
               payload,
               statement.parameterCount,
               types,
-              layout.typesSent ? layout.bitmapEnd + 1 : 0,
+              typesAt,
               layout.valuesStart,
               parameter,
             );
@@ -1707,15 +1738,15 @@ export class StatementRouter {
       if (!(value >= 0) || value > target.max[i]! || (value === 0 && info.point!.insert))
         return false;
       values[i] = value;
+      hash = rowHashOf(from, value);
       if (composite) continue;
-      rows[i] = catalog.rowSlotOfInteger(target, value);
+      rows[i] = catalog.rowSlotOfHash(hash);
       let seen = false;
       for (let j = 0; j < i && !seen; j++) seen = values[j] === value;
       if (!seen) keys++;
     }
     if (composite) {
-      // One row, named by every column's value in the key's order (row-slots.ts).
-      rows[0] = catalog.rowSlotOfHash(rowKeyHashOf(target.rowHash, values, 0, values.length));
+      rows[0] = catalog.rowSlotOfHash(hash);
       keys = 1;
     }
     point.keys = keys;
@@ -2069,12 +2100,12 @@ export class StatementRouter {
       entry.readKeys = 0;
     } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
-      const isRow = value !== null && Number(value) <= read.max[0]!;
+      const row = value === null ? null : keyValueOf(value, read.text[0]!, read.max[0]!);
       entry.readSlots = Int32Array.of(
         read.tableSlot,
-        isRow ? catalog.rowSlot(read.table, value) : read.someRowSlot,
+        row !== null ? catalog.rowSlot(read.table, row) : read.someRowSlot,
       );
-      entry.readKeys = isRow ? 1 : 0;
+      entry.readKeys = row !== null ? 1 : 0;
     } else {
       this.#rowsReadSlots(entry, read);
     }
@@ -2095,23 +2126,26 @@ export class StatementRouter {
     const values = entry.pointValues;
     const composite = read.width > 1;
     const slots = new Int32Array(composite ? 2 : 1 + read.candidates.length);
+    // Counted by the values as written: values that differ in letter case may name one row,
+    // which counts it twice and only makes its result depend on "new rows" (#storedSlots);
+    // counted by their rows' names, values that share a name but are two rows would count once.
     const keys = new Set<string>();
+    const rows: string[] = [];
     slots[0] = read.tableSlot;
     for (let i = 0; i < read.candidates.length; i++) {
       const value = values?.[read.candidates[i]!] ?? null;
-      if (value === null || Number(value) > read.max[i]!) {
+      const row = value === null ? null : keyValueOf(value, read.text[i]!, read.max[i]!);
+      if (row === null) {
         entry.readSlots = Int32Array.of(read.tableSlot, read.someRowSlot);
         entry.readKeys = 0;
         return;
       }
+      rows.push(row);
       if (composite) continue;
-      slots[1 + i] = catalog.rowSlot(read.table, value);
-      keys.add(value);
+      slots[1 + i] = catalog.rowSlot(read.table, row);
+      keys.add(value!);
     }
-    if (composite) {
-      const row = read.candidates.map((candidate) => values![candidate]!);
-      slots[1] = catalog.rowSlot(read.table, rowKeyValue(row));
-    }
+    if (composite) slots[1] = catalog.rowSlot(read.table, rowKeyValue(rows));
     entry.readSlots = slots;
     entry.readKeys = composite ? 1 : keys.size;
   }

@@ -9,8 +9,8 @@
  * conservative: anything it does not fully understand is no point access.
  *
  * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
- * `table.col = <digits>` at parenthesis depth 0 (or `= '<digits>'`, or `= ?`, a prepared
- * statement's parameter, whose value each execution binds), begun by WHERE or AND (`&&`) and
+ * `table.col = <digits>` at parenthesis depth 0 (or `= '<string>'`, see key-text.ts, or `= ?`,
+ * a prepared statement's parameter, whose value each execution binds), begun by WHERE or AND (`&&`) and
  * ended by AND, `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no
  * conjunction), CASE or `:=` at depth 0 has none. The statement names one table, or a SELECT a
  * plain join of tables (each conjunct then bounds the table its column is qualified by); no
@@ -26,6 +26,7 @@ import {
   SINGLE_QUOTE,
 } from './char-codes.ts';
 import type { JoinedTable, PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
+import { foldKeyText, isKeyText, keyTextCode, MAX_KEY_TEXT } from './key-text.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
 import { WordTable } from './word-table.ts';
@@ -165,22 +166,23 @@ class Reader {
   }
 
   /**
-   * A literal integer, a quoted string of digits or a placeholder at `index`, as a candidate of
-   * `column`; null if none. An integer column compares with a string as with the number it
-   * spells, so `id = '05'` is `id = 5` (what PHP's PDO sends for a bound id, its prepares
-   * emulated). Any other string (`'5 '`, `'abc'`) and a string with a prefix (`X'35'` is 53 as a
-   * number, `_latin1'5'`, `N'5'`) is no candidate.
+   * A literal integer, a quoted string or a placeholder at `index`, as a candidate of `column`;
+   * null if none. A quoted string's value is a quote and its characters (see keyValueOf): to an
+   * integer column it is the number it spells when it is digits only (`id = '05'` is `id = 5`,
+   * what PHP's PDO sends for a bound id, its prepares emulated), to a string column its row's
+   * name (key-text.ts). A string of other characters (`'5 '`, `'a b'`, `'é'`) and a string with
+   * a prefix (`X'35'` is 53 as a number, `_latin1'5'`, `N'5'`) is no candidate.
    */
   candidate(column: string, index: number, table = 0): PointCandidate | null {
     const at = this.tokens.starts[index]!;
-    const value = this.integer(index) ?? this.quotedInteger(index);
+    const value = this.integer(index) ?? this.quoted(index);
     if (value !== null) return { column, at, value, parameter: -1, table };
     const parameter = this.parameter(index);
     return parameter < 0 ? null : { column, at, value: null, parameter, table };
   }
 
-  /** The value of a quoted string of decimal digits only at `index` ('5', "007"), or null. */
-  quotedInteger(index: number): string | null {
+  /** The value of a quoted string at `index` whose characters may name a row ('5', "ab-1"), or null. */
+  quoted(index: number): string | null {
     if (index < this.start || index >= this.end) return null;
     const tokens = this.tokens;
     if (tokens.kinds[index] !== TokenKind.String) return null;
@@ -188,9 +190,15 @@ class Reader {
     const start = tokens.starts[index]!;
     const end = tokens.ends[index]!;
     const quote = sql.charCodeAt(start);
-    if ((quote !== SINGLE_QUOTE && quote !== DOUBLE_QUOTE) || sql.charCodeAt(end - 1) !== quote)
+    if (
+      end - start < 2 ||
+      (quote !== SINGLE_QUOTE && quote !== DOUBLE_QUOTE) ||
+      sql.charCodeAt(end - 1) !== quote ||
+      !isKeyText(sql, start + 1, end - 1)
+    ) {
       return null;
-    return integerValue(sql, start + 1, end - 1);
+    }
+    return "'" + sql.slice(start + 1, end - 1);
   }
 
   /**
@@ -222,20 +230,38 @@ export function integerValue(text: string, start: number, end: number): string |
 }
 
 /**
- * integerValue of the digits in `bytes[start, end)` (a shaped text's number literal, or inside
- * its quotes a string literal, see statement-shape.ts): the same value, read from another text
- * of the statement's shape.
+ * The value of a shaped text's literal `bytes[start, end)` (a number, or a single-quoted string,
+ * see statement-shape.ts), as Reader.candidate gives it: the same value, read from another text
+ * of the statement's shape. Null when it is none.
  */
-export function integerValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
+export function pointValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
   if (end - start >= 2 && bytes[start] === SINGLE_QUOTE && bytes[end - 1] === SINGLE_QUOTE) {
-    start++;
-    end--;
+    if (end - start - 2 > MAX_KEY_TEXT) return null;
+    for (let i = start + 1; i < end - 1; i++) if (keyTextCode(bytes[i]!) < 0) return null;
+    return "'" + bytes.toString('latin1', start + 1, end - 1);
   }
   if (start >= end) return null;
   for (let i = start; i < end; i++) if (bytes[i]! < 0x30 || bytes[i]! > 0x39) return null;
   let first = start;
   while (first < end - 1 && bytes[first] === 0x30) first++;
   return end - first > MAX_DIGITS ? null : bytes.toString('latin1', first, end);
+}
+
+/**
+ * The name of the row a candidate's `value` (as Reader.candidate gives it) names in a key column
+ * that holds strings (`text`, at most `max` characters) or integers (at most `max`): for an
+ * integer column the number's digits (a quoted value when it is digits only), for a string
+ * column a quoted value folded (key-text.ts; a number is compared with the column's strings as
+ * numbers, `'05'` and `'5.0'` equal to 5, so it names none). Null when it names no row: a value
+ * out of the column's range (an INSERT of it would store another, clipped or cut short).
+ */
+export function keyValueOf(value: string, text: boolean, max: number): string | null {
+  const quoted = value.charCodeAt(0) === SINGLE_QUOTE;
+  if (text) {
+    return quoted && value.length - 1 <= max ? foldKeyText(value, 1, value.length) : null;
+  }
+  const digits = quoted ? integerValue(value, 1, value.length) : value;
+  return digits === null || Number(digits) > max ? null : digits;
 }
 
 /** The point access of the statement in tokens [start, end), or null. */

@@ -41,7 +41,10 @@ export interface PointCandidate {
   column: string;
   /** Where the literal (an integer, a quoted string) or the placeholder starts in the text. */
   at: number;
-  /** Its value: the digits (of a number or a quoted string), leading zeros dropped; null for a placeholder. */
+  /**
+   * Its value: a number's digits, leading zeros dropped, or a quoted string's characters after a
+   * quote (`'abc`); null for a placeholder. keyValueOf tells the row it names in a key column.
+   */
   value: string | null;
   /**
    * For a placeholder, which of the statement's parameters it is (0 for the first `?`): each

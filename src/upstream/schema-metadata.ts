@@ -25,6 +25,7 @@ import {
   RIGHT_PARENTHESIS,
   SEMICOLON,
 } from '../sql/char-codes.ts';
+import { keyTextCollation } from '../sql/key-text.ts';
 import { Kw } from '../sql/keywords.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type {
@@ -148,6 +149,7 @@ export async function loadSchemaSnapshot(
     udfs,
     primaryKeys,
     otherUniqueKeys,
+    collations,
   ] = await Promise.all([
     connection.queryRows(
       `SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE ${NOT_SYSTEM('TABLE_SCHEMA')}`,
@@ -187,6 +189,12 @@ export async function loadSchemaSnapshot(
     connection.queryRows(INNODB_PRIMARY_KEYS).catch(() => null),
     // The tables with another unique key: the same dictionary.
     connection.queryRows(INNODB_OTHER_UNIQUE_KEYS).catch(() => null),
+    // The collations' names by id, for keys of strings: the full names of all (10.10 and later
+    // name theirs per character set), or the older list's.
+    connection
+      .queryRows(KEY_TEXT_COLLATIONS_BY_ID)
+      .catch(() => connection.queryRows(OLDER_KEY_TEXT_COLLATIONS_BY_ID))
+      .catch(() => null),
   ]);
 
   const snapshot: SchemaSnapshot = {
@@ -396,7 +404,7 @@ export async function loadSchemaSnapshot(
   }
   snapshot.writtenBehind = writtenBehind.has(UNKNOWN_TABLE) ? [UNKNOWN_TABLE] : [...writtenBehind];
 
-  const pointKeys = innodbPointKeys(primaryKeys, otherUniqueKeys);
+  const pointKeys = innodbPointKeys(primaryKeys, otherUniqueKeys, collations);
   if (pointKeys !== null) {
     snapshot.pointKeys = new Map();
     for (const [[schema, name], pointKey] of pointKeys) {
@@ -500,9 +508,24 @@ const INNODB_OTHER_UNIQUE_KEYS =
   ' JOIN information_schema.INNODB_SYS_TABLES t ON t.TABLE_ID = i.TABLE_ID' +
   " WHERE i.NAME <> 'PRIMARY' AND (i.TYPE & 130) <> 0";
 
+/** The collations a key of strings may have (key-text.ts), by id. */
+const KEY_TEXT_CHARACTER_SETS = "('latin1', 'ascii', 'utf8', 'utf8mb3', 'utf8mb4')";
+const KEY_TEXT_COLLATIONS_BY_ID = `SELECT ID, FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
+const OLDER_KEY_TEXT_COLLATIONS_BY_ID = `SELECT ID, COLLATION_NAME FROM information_schema.COLLATIONS WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
+
 /** InnoDB's main type of integers (DATA_INT), and its flag of unsigned ones (DATA_UNSIGNED). */
 const INNODB_DATA_INT = 6;
 const INNODB_UNSIGNED = 512;
+/**
+ * InnoDB's main types of strings of a character set: DATA_VARCHAR and DATA_CHAR (latin1's),
+ * DATA_VARMYSQL and DATA_MYSQL (any other's); the server's type codes of VARCHAR, VAR_STRING
+ * and CHAR (the low byte of PRTYPE: ENUM and SET, kept as integers, say CHAR there too); and
+ * where PRTYPE keeps the column's collation.
+ */
+const INNODB_STRING_TYPES = new Set([1, 2, 12, 13]);
+const STRING_TYPES = new Set([15, 253, 254]);
+const INNODB_COLLATION_SHIFT = 16;
+const INNODB_COLLATION_MASK = 0x7fff;
 /**
  * The server's type codes (the low byte of PRTYPE) of TINYINT, SMALLINT, INT, BIGINT and
  * MEDIUMINT. InnoDB keeps YEAR, ENUM and SET as integers too, but `y = 5` means 2005 to a YEAR
@@ -513,8 +536,9 @@ const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
 
 /**
  * The point keys (SchemaSnapshot.pointKeys) in InnoDB's dictionary: primary keys of integer
- * columns only, one or several ([schema, table] each, as innodbTableName reads it); null when
- * they could not be read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that
+ * columns and string columns of a collation key-text.ts folds (`collations`: their names by
+ * id; null when they could not be read), one or several ([schema, table] each, as
+ * innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that
  * need decoding are left out. `otherUnique` lists the tables with another unique key
  * (INNODB_OTHER_UNIQUE_KEYS); null when it could not be read, and then no key is taken as its
  * table's only one.
@@ -522,8 +546,10 @@ const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
 function innodbPointKeys(
   rows: Array<Array<string | null>> | null,
   otherUnique: Array<Array<string | null>> | null,
+  collations: Array<Array<string | null>> | null,
 ): Array<[table: [string, string], key: PointKey]> | null {
   if (rows === null) return null;
+  const collationNames = new Map((collations ?? []).map(([id, name]) => [Number(id), name ?? '']));
   const withOtherKeys =
     otherUnique === null ? null : new Set(otherUnique.map(([name]) => name ?? ''));
   const keys = new Map<string, Array<Array<string | null>>>();
@@ -542,21 +568,31 @@ function innodbPointKeys(
     // In the key's order: a key's row is named by its values in that order (row-slots.ts).
     fields.sort((a, b) => Number(a[5]) - Number(b[5]));
     const columns: string[] = [];
+    const text: boolean[] = [];
     const max: number[] = [];
     for (const [, column, mtype, prtype, len, position] of fields) {
       if (column == null || !PLAIN_COLUMN.test(column)) break;
       if (Number(position) !== columns.length) break;
       const bytes = Number(len);
       const type = Number(prtype);
-      if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) break;
-      if (![1, 2, 3, 4, 8].includes(bytes)) break;
-      const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
+      if (INNODB_STRING_TYPES.has(Number(mtype)) && STRING_TYPES.has(type & 0xff)) {
+        const collation = (type >>> INNODB_COLLATION_SHIFT) & INNODB_COLLATION_MASK;
+        const characters = keyTextCollation(collationNames.get(collation) ?? '', bytes);
+        if (characters < 0) break;
+        text.push(true);
+        max.push(characters);
+      } else {
+        if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) break;
+        if (![1, 2, 3, 4, 8].includes(bytes)) break;
+        const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
+        text.push(false);
+        max.push(Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER));
+      }
       columns.push(column.toLowerCase());
-      max.push(Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER));
     }
     if (columns.length !== fields.length) continue;
     const soleUniqueKey = withOtherKeys !== null && !withOtherKeys.has(name);
-    pointKeys.push([table, { columns, max, soleUniqueKey, movedByTriggers: false }]);
+    pointKeys.push([table, { columns, text, max, soleUniqueKey, movedByTriggers: false }]);
   }
   return pointKeys;
 }

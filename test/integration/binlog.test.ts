@@ -831,6 +831,50 @@ describe('writes read from the log, bounded to their rows', () => {
     });
   }
 
+  for (const format of ['ROW', 'STATEMENT', 'MIXED']) {
+    test(`${format}: a key of strings: the rows changed, by any spelling of their values, and the others still served`, async () => {
+      await direct.query(`SET SESSION binlog_format = '${format}'`);
+      const named = `${DB}.named`;
+      await direct.query(`DROP TABLE IF EXISTS ${named}`);
+      await direct.query(
+        `CREATE TABLE ${named} (n INT, code VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY) ENGINE=InnoDB`,
+      );
+      await direct.query(
+        `INSERT INTO ${named} VALUES (1, 'alpha'), (2, 'Beta'), (3, 'gamma-1'), (4, 'delta'), (5, 'eps'), (6, '\u00c9ta'), (7, 'zeta  ')`,
+      );
+      const code = (value: string): string =>
+        `SELECT n, code FROM ${named} WHERE code = '${value}'`;
+      const moves = format === 'ROW';
+      const changed = [
+        code('alpha'),
+        code('ALPHA'),
+        code('gamma-1'),
+        code('iota'),
+        ...(moves ? [code('delta'), code('kappa')] : []),
+      ];
+      const untouched = [
+        code('beta'),
+        code('eps'),
+        code('zeta'),
+        ...(moves ? [] : [code('delta')]),
+      ];
+      const old = await cacheAll([...changed, ...untouched]);
+      await direct.query(`UPDATE ${named} SET n = 10 WHERE code = 'Alpha'`);
+      await direct.query(`DELETE FROM ${named} WHERE code = 'GAMMA-1'`);
+      await direct.query(`INSERT INTO ${named} VALUES (9, 'Iota')`);
+      // As rows, the key's move is a row before and one after; as a statement, a write of the
+      // table (it assigns the key).
+      if (moves) await direct.query(`UPDATE ${named} SET code = 'kappa' WHERE code = 'delta'`);
+      await onlyWrittenReadAgain(changed, untouched, old);
+      // A row whose key is outside ASCII: 'eta' reads it. Its write is a write of the table.
+      const eta = await cacheAll([code('eta'), code('eps')]);
+      await direct.query(`UPDATE ${named} SET n = 60 WHERE n = 6`);
+      await becomesFresh(code('eta'), eta.get(code('eta'))!, client);
+      await caughtUp(client);
+      assert.equal(await servedOnce(code('eps')), false, 'the table was written whole');
+    });
+  }
+
   test('ROW, compressed (log_bin_compress): the rows changed, and the others still served', async () => {
     await direct.query("SET SESSION binlog_format = 'ROW'");
     await freshStated();

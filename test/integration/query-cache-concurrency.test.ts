@@ -376,6 +376,13 @@ describe('query cache under concurrent writes (2 workers)', () => {
     await admin.queryRows(
       `INSERT INTO ${S}.pairs SELECT 1 + (seq - 1) % 4, 1 + (seq - 1) DIV 4, 0 FROM seq_1_to_${ROWS}`,
     );
+    // Row r of ROWS named `row-r`, a key of strings whose collation ignores letter case.
+    await admin.queryRows(
+      `CREATE TABLE ${S}.named (code VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB`,
+    );
+    await admin.queryRows(
+      `INSERT INTO ${S}.named SELECT CONCAT('row-', seq), 0 FROM seq_1_to_${ROWS}`,
+    );
     proxy = await startProxyProcess({
       workers: 2,
       extraArgs: ['--admin-user', BACKEND_USER, '--admin-password', BACKEND_PASSWORD],
@@ -820,6 +827,111 @@ describe('query cache under concurrent writes (2 workers)', () => {
     assert.equal(tally.writeErrors, 0);
     assert.ok(tally.reads + tally.writes >= TARGET_OPERATIONS);
     // Each write takes its own row only: the reads of the other rows keep being served.
+    assert.ok(used.hits > 0.3 * tally.reads, `${used.hits} hits for ${tally.reads} reads`);
+    assert.ok(used.staleFillsRefused + used.staleHitsRefused > 0, 'writes did race reads');
+    assert.equal(used.invalidationsAll, 0, 'no write invalidated everything');
+  });
+
+  test('no stale read of rows keyed by strings, each spelt in any letter case, by text and prepared', async (t) => {
+    const TARGET_OPERATIONS = 30_000;
+    const TIME_LIMIT_MS = 60_000;
+    const lean = await openSpread(t, 8, [4, 4]);
+    const binary = await Promise.all(
+      Array.from({ length: 2 }, () => BinaryClient.connect(viaProxy())),
+    );
+    t.after(() => binary.forEach((client) => client.close()));
+    const writers = [0, 1].flatMap((worker) =>
+      lean.filter((entry) => entry.worker === worker).slice(0, 2),
+    );
+    const readers = lean.filter((entry) => !writers.includes(entry));
+    /** Row r's key in one of its spellings, every one the same row to the collation. */
+    const spelling = (row: number): string =>
+      ['row-', 'ROW-', 'Row-', 'rOw-'][randomInt(4)] + String(row);
+    const acked = new Array<number>(ROWS + 1).fill(0);
+    const sent = new Array<number>(ROWS + 1).fill(0);
+    const tally = { reads: 0, writes: 0, stale: 0, impossible: 0, writeErrors: 0 };
+    const examples: string[] = [];
+    const started = Date.now();
+    const running = (): boolean =>
+      tally.reads + tally.writes < TARGET_OPERATIONS && Date.now() - started < TIME_LIMIT_MS;
+    const check = (what: string, row: number, value: number, low: number): void => {
+      tally.reads++;
+      const problem =
+        value < low
+          ? `stale: ${what} = ${value}, but ${low} was acknowledged before`
+          : value > sent[row]!
+            ? `impossible: ${what} = ${value}, only ${sent[row]} sent`
+            : null;
+      if (problem === null) return;
+      tally[problem.startsWith('stale') ? 'stale' : 'impossible']++;
+      if (examples.length < 10) examples.push(problem);
+    };
+
+    const writer = async (connection: MysqlConnection, index: number): Promise<void> => {
+      const prepared = await connection.prepare('UPDATE named SET v = v + 1 WHERE code = ?');
+      while (running()) {
+        await sleep(Math.random() * 4);
+        const row = writeRow();
+        const code = spelling(row);
+        sent[row]!++;
+        const kind = (index + tally.writes) % 3;
+        const result =
+          kind === 0
+            ? await connection.query(`UPDATE named SET v = v + 1 WHERE code = '${code}'`)
+            : kind === 1
+              ? await connection.execute(prepared, [code])
+              : await connection.query(
+                  `INSERT INTO named (code, v) VALUES ('${code}', 1) ON DUPLICATE KEY UPDATE v = v + 1`,
+                );
+        tally.writes++;
+        if (result.error !== null) {
+          tally.writeErrors++;
+          continue;
+        }
+        acked[row]!++;
+      }
+    };
+    const textReader = async (client: SqlClient): Promise<void> => {
+      while (running()) {
+        const row = 1 + randomInt(ROWS);
+        const low = acked[row]!;
+        const sql = `SELECT v FROM named WHERE code = '${spelling(row)}'`;
+        check(sql, row, Number(await single(client, sql)), low);
+      }
+    };
+    const binaryReader = async (client: BinaryClient): Promise<void> => {
+      const byKey = await client.prepare('SELECT v FROM named WHERE code = ?');
+      while (running()) {
+        const row = 1 + randomInt(ROWS);
+        const low = acked[row]!;
+        const code = spelling(row);
+        const rows = await client.execute(byKey, [code]);
+        assert.equal(rows.length, 1);
+        check(`binary ${code}`, row, Number(rows[0]![0]), low);
+      }
+    };
+
+    const before = await counters();
+    await Promise.all([
+      ...writers.map((entry, index) => writer(entry.connection, index)),
+      ...readers.map((entry) => textReader(entry.client)),
+      ...binary.map((client) => binaryReader(client)),
+    ]);
+    const used = delta(await counters(), before);
+    const final = await admin.queryRows(`SELECT code, v FROM ${S}.named`);
+    for (const [code, value] of final) {
+      const row = Number(code!.slice(4));
+      assert.ok(Number(value) >= acked[row]! && Number(value) <= sent[row]!, code!);
+    }
+    console.log(
+      `named: ${tally.reads} reads, ${tally.writes} writes in ${Date.now() - started} ms; ` +
+        `cache: ${used.hits} hits, ${used.inserts} inserts, ${used.staleFillsRefused} stale ` +
+        `fills refused; stale reads ${tally.stale}, impossible ${tally.impossible}`,
+    );
+    assert.deepEqual(examples, [], 'no read was stale or impossible');
+    assert.equal(tally.writeErrors, 0);
+    assert.ok(tally.reads + tally.writes >= TARGET_OPERATIONS);
+    // Each write takes its own row only, whatever its spelling.
     assert.ok(used.hits > 0.3 * tally.reads, `${used.hits} hits for ${tally.reads} reads`);
     assert.ok(used.staleFillsRefused + used.staleHitsRefused > 0, 'writes did race reads');
     assert.equal(used.invalidationsAll, 0, 'no write invalidated everything');

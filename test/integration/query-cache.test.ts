@@ -3147,6 +3147,129 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a key of strings: each row kept by its value, whatever spelling its collation calls the same', () =>
+    scenario(
+      [
+        'CREATE TABLE s (id VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        "INSERT INTO s VALUES ('abc', 'a'), ('xyz', 'x'), ('a-b', 'dash'), ('ab', 'plain'), ('\u00c9ta', 'eta'), ('5', 'five'), ('05', 'oh-five'), ('q', 'q')",
+        'CREATE TABLE c (code CHAR(8) CHARACTER SET latin1 PRIMARY KEY, v INT) ENGINE=InnoDB',
+        "INSERT INTO c VALUES ('k1', 1), ('k2', 2)",
+        // Roman takes i for j and u for v: its keys are no point keys.
+        'CREATE TABLE r (id VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_roman_ci PRIMARY KEY, v INT) ENGINE=InnoDB',
+        "INSERT INTO r VALUES ('iu', 1), ('ab', 2)",
+        'CREATE TABLE tagged (tenant INT, slug VARCHAR(30), v INT, PRIMARY KEY (tenant, slug)) ENGINE=InnoDB',
+        "INSERT INTO tagged VALUES (1, 'hello-world', 1), (1, 'other', 2), (2, 'hello-world', 3)",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        const reads = [
+          "SELECT v FROM s WHERE id = 'abc'",
+          "SELECT v FROM s WHERE id = 'ABC'",
+          "SELECT v FROM s WHERE id = 'xyz'",
+          "SELECT v FROM s WHERE id = 'a-b'",
+          "SELECT v FROM s WHERE id IN ('abc', 'Q') ORDER BY id",
+          "SELECT v FROM s WHERE id = 'eta'",
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const sql of reads) await b.query(sql);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 6 }, 'all cached');
+        // One row by another spelling: its reads, and no other.
+        await a.query("UPDATE s SET v = 'A' WHERE id = 'Abc'");
+        await readAll();
+        await run.expect({ hits: 3, invalidations_all: 0 }, "all but row 'abc''s three");
+        // 'a-b' and 'ab' are two rows here, one name to the cache: a write of one reads both again.
+        await a.query("UPDATE s SET v = 'P' WHERE id = 'ab'");
+        await readAll();
+        await run.expect({ hits: 5 }, "all but 'a-b', which shares 'ab''s name");
+        // A value outside ASCII is no row's name: '\u00e9ta' is 'eta' here, a write of the table.
+        await a.query("UPDATE s SET v = 'E' WHERE id = '\u00e9ta'");
+        await readAll();
+        await run.expect({ hits: 0 }, 'every read fresh after a write it cannot tell apart');
+        // A number compared with strings compares as a number: '5' and '05' are both 5 (the
+        // other keys, no numbers, are errors in a strict sql_mode).
+        await a.query("SET SESSION sql_mode = ''");
+        await b.query("SELECT v FROM s WHERE id = '05'");
+        await b.query("SELECT v FROM s WHERE id = '05'");
+        await a.query("UPDATE s SET v = 'n' WHERE id = 5");
+        await b.query("SELECT v FROM s WHERE id = '05'");
+        await run.expect({ hits: 1 }, "'05' read again after a write by the number 5");
+        // A new row by a spelling of its own, and an upsert.
+        await b.query("SELECT v FROM s WHERE id = 'new'");
+        await b.query("SELECT v FROM s WHERE id = 'xyz'");
+        await a.query("INSERT INTO s (id, v) VALUES ('NEW', 'n')");
+        await a.query("REPLACE INTO s (id, v) VALUES ('Xyz', 'X')");
+        await b.query("SELECT v FROM s WHERE id = 'new'");
+        await b.query("SELECT v FROM s WHERE id = 'xyz'");
+        await run.expect({ hits: 0 }, 'the added row and the replaced one');
+        // A value longer than the column is cut short where sql_mode lets it: no row's name.
+        await b.query("SELECT v FROM s WHERE id = 'aaaaaaaaaaaaaaaaaaaa'");
+        await a.query("REPLACE INTO s (id, v) VALUES ('aaaaaaaaaaaaaaaaaaaaZZZ', 'cut')");
+        await b.query("SELECT v FROM s WHERE id = 'aaaaaaaaaaaaaaaaaaaa'");
+        await run.expect({ hits: 0 }, 'the row the cut value landed on');
+
+        // CHAR, latin1, PAD SPACE: 'K1 ' is 'k1'; a spaced value is no row's name.
+        for (const code of ['k1', 'k2', 'k1', 'k2'])
+          await b.query(`SELECT v FROM c WHERE code = '${code}'`);
+        await a.query("UPDATE c SET v = 10 WHERE code = 'K1'");
+        await b.query("SELECT v FROM c WHERE code = 'k1'");
+        await b.query("SELECT v FROM c WHERE code = 'k2'");
+        await run.expect({ hits: 3 }, "'k2' still served");
+        await a.query("UPDATE c SET v = 20 WHERE code = 'K2 '");
+        await b.query("SELECT v FROM c WHERE code = 'k2'");
+        await run.expect({ hits: 0 }, "a write by 'K2 ' read again");
+
+        // A collation that calls other letters the same: not kept by row.
+        await b.query("SELECT v FROM r WHERE id = 'iu'");
+        await b.query("SELECT v FROM r WHERE id = 'iu'");
+        await a.query("UPDATE r SET v = 9 WHERE id = 'jv'");
+        await b.query("SELECT v FROM r WHERE id = 'iu'");
+        await run.expect({ hits: 1 }, "'iu' read again after a write of 'jv'");
+
+        // Prepared: a string parameter names its row; a number does not.
+        const ROW = 'SELECT v FROM s WHERE id = ?';
+        for (const id of ['abc', 'xyz', 'abc', 'xyz']) await b.execute(ROW, [id]);
+        await run.expect({ hits: 2 }, 'prepared, cached');
+        await a.execute('UPDATE s SET v = ? WHERE id = ?', ['A2', 'ABC']);
+        await b.execute(ROW, ['abc']);
+        await b.execute(ROW, ['xyz']);
+        await run.expect({ hits: 1, invalidations_all: 0 }, "all but 'abc'");
+        await a.query("UPDATE s SET v = 'x2' WHERE id = 'XYZ'");
+        await b.execute(ROW, ['xyz']);
+        await b.execute(ROW, ['abc']);
+        await run.expect({ hits: 1 }, "a text took the row of the executions of 'xyz'");
+        // A number names no row: an execution by one is bounded to none (it warns, and is not
+        // cached), and a write by one is a write of the table.
+        await a.execute('UPDATE s SET v = ? WHERE id = ?', ['n2', 5]);
+        await b.execute(ROW, ['abc']);
+        await run.expect({ hits: 0 }, "'abc' read again after a write by the number 5");
+
+        // A key of an integer and a string, by text and prepared, in any order.
+        const TAG = 'SELECT v FROM tagged WHERE slug = ? AND tenant = ?';
+        const tags = async (): Promise<void> => {
+          await b.query("SELECT v FROM tagged WHERE tenant = 1 AND slug = 'Hello-World'");
+          await b.execute(TAG, ['other', 1]);
+          await b.execute(TAG, ['hello-world', 2]);
+        };
+        await tags();
+        await tags();
+        await run.expect({ hits: 3 }, 'cached');
+        await a.execute('UPDATE tagged SET v = ? WHERE tenant = ? AND slug = ?', [
+          10,
+          1,
+          'HELLO-world',
+        ]);
+        await tags();
+        await run.expect({ hits: 2, invalidations_all: 0 }, 'all but (1, hello-world)');
+        await a.query("DELETE FROM tagged WHERE slug = 'hello-world' AND tenant = 2");
+        await tags();
+        await run.expect({ hits: 2 }, 'all but (2, hello-world)');
+      },
+    ));
+
   test('reads and writes bounded by an IN list of keys: their rows, not the table', () =>
     scenario([...KV], async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -52,10 +52,15 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_named (\`Key_Id\` MEDIUMINT UNSIGNED PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_pair (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_pair_reversed (a SMALLINT, b BIGINT UNSIGNED, v INT, PRIMARY KEY (b, a)) ENGINE=InnoDB`,
-  `CREATE TABLE ${S}.keys_pair_text (a INT, code VARCHAR(10), PRIMARY KEY (a, code)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair_text (a INT, code VARCHAR(10) CHARACTER SET utf8mb4, PRIMARY KEY (a, code)) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_pair_shifted (a INT, b INT, PRIMARY KEY (a, b)) ENGINE=InnoDB`,
   `CREATE TRIGGER ${S}.keys_pair_shifted_bi BEFORE INSERT ON ${S}.keys_pair_shifted FOR EACH ROW SET NEW.b = NEW.a * 2`,
-  `CREATE TABLE ${S}.keys_text (code VARCHAR(10) PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_text (code VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_char (code CHAR(8) CHARACTER SET latin1 PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_text_roman (code VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_roman_ci PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_text_utf16 (code VARCHAR(10) CHARACTER SET utf16 PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_binary (code VARBINARY(10) PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_enum (e ENUM('a', 'b') PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_parted (id INT PRIMARY KEY) ENGINE=InnoDB PARTITION BY HASH (id) PARTITIONS 2`,
@@ -562,11 +567,17 @@ describe('schema metadata', () => {
     assert.equal(deps.writeMayCreateTables(q('flagged')), true);
   });
 
-  test('point keys: a primary key of integer columns, read from InnoDB’s dictionary', () => {
+  test('point keys: a primary key of integer or string columns, read from InnoDB’s dictionary', () => {
     const points = Object.fromEntries(
-      [...(snapshot.pointKeys ?? [])].filter(([name]) => name.startsWith(`${S}.`)),
+      [...(snapshot.pointKeys ?? [])]
+        .filter(([name]) => name.startsWith(`${S}.`))
+        // Integers only, unless a test says otherwise.
+        .map(([name, key]) => [
+          name,
+          key.text.some(Boolean) ? key : { ...key, text: key.text.length },
+        ]),
     );
-    const sole = { soleUniqueKey: true, movedByTriggers: false };
+    const sole = { soleUniqueKey: true, movedByTriggers: false, text: 1 };
     const int = 2 ** 31 - 1;
     assert.deepEqual(points[q('plain')], { columns: ['id'], max: [int], ...sole });
     assert.deepEqual(points[q('keys_bigint')], {
@@ -578,17 +589,42 @@ describe('schema metadata', () => {
     assert.deepEqual(points[q('keys_named')], { columns: ['key_id'], max: [2 ** 24 - 1], ...sole });
     assert.deepEqual(points[q('keys_indexed')], { columns: ['id'], max: [int], ...sole });
     // Two columns, in the key's order (not the table's).
-    assert.deepEqual(points[q('keys_pair')], { columns: ['a', 'b'], max: [int, int], ...sole });
+    assert.deepEqual(points[q('keys_pair')], {
+      columns: ['a', 'b'],
+      max: [int, int],
+      ...sole,
+      text: 2,
+    });
     assert.deepEqual(points[q('keys_pair_reversed')], {
       columns: ['b', 'a'],
       max: [Number.MAX_SAFE_INTEGER, 2 ** 15 - 1],
       ...sole,
+      text: 2,
+    });
+    // Strings of a collation key-text.ts folds: how many characters each holds.
+    assert.deepEqual(points[q('keys_text')], {
+      columns: ['code'],
+      max: [10],
+      ...sole,
+      text: [true],
+    });
+    assert.deepEqual(points[q('keys_char')], {
+      columns: ['code'],
+      max: [8],
+      ...sole,
+      text: [true],
+    });
+    assert.deepEqual(points[q('keys_pair_text')], {
+      columns: ['a', 'code'],
+      max: [int, 10],
+      ...sole,
+      text: [false, true],
     });
     // A point key still, but not the table's one unique key (what an upsert may collide on).
     for (const name of ['keys_unique', 'keys_unique_pair', 'keys_unique_long', 'keys_fulltext']) {
       assert.deepEqual(
         points[q(name)],
-        { columns: ['id'], max: [int], soleUniqueKey: false, movedByTriggers: false },
+        { columns: ['id'], max: [int], soleUniqueKey: false, movedByTriggers: false, text: 1 },
         name,
       );
     }
@@ -605,12 +641,15 @@ describe('schema metadata', () => {
     ] as const) {
       assert.equal(points[q(name)]?.movedByTriggers, moved, name);
     }
-    // Not MyISAM's, not text (alone or beside an integer), not YEAR (`y = 5` is 2005), not a
+    // Not MyISAM's, not strings of a collation that takes letters for others, of a character
+    // set whose bytes are not ASCII's, or binary, not ENUM, not YEAR (`y = 5` is 2005), not a
     // partitioned table's (InnoDB lists its partitions), not a table without a primary key.
     for (const name of [
       'plain_myisam',
-      'keys_pair_text',
-      'keys_text',
+      'keys_text_roman',
+      'keys_text_utf16',
+      'keys_binary',
+      'keys_enum',
       'keys_year',
       'keys_none',
       'keys_parted',

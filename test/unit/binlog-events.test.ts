@@ -315,12 +315,35 @@ describe('the keys of the rows a row event changed', () => {
       EventType.TABLE_MAP,
       tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [0])),
     );
-    assert.equal(readTableColumns(stringKey, stringKey.length - 4)?.key, null, 'a VARCHAR key');
+    assert.deepEqual(
+      readTableColumns(stringKey, stringKey.length - 4)?.key,
+      { indexes: [0], name: "v'", widths: [0] },
+      'a VARCHAR key: its name marked as a string column',
+    );
     const withString = event(
       EventType.TABLE_MAP,
       tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 0])),
     );
-    assert.equal(readTableColumns(withString, withString.length - 4)?.key, null, 'INT, VARCHAR');
+    assert.deepEqual(
+      readTableColumns(withString, withString.length - 4)?.key,
+      { indexes: [1, 0], name: "id,v'", widths: [4, 0] },
+      'INT, VARCHAR',
+    );
+    // CHAR(10): a STRING whose real type is STRING; ENUM is a STRING too, and no key.
+    const char = event(
+      EventType.TABLE_MAP,
+      tableMapBody([254, 3], [254, 10], fullMetadata(['c', 'id'], [0])),
+    );
+    assert.deepEqual(readTableColumns(char, char.length - 4)?.key, {
+      indexes: [0],
+      name: "c'",
+      widths: [0],
+    });
+    const enumKey = event(
+      EventType.TABLE_MAP,
+      tableMapBody([254, 3], [247, 1], fullMetadata(['e', 'id'], [0])),
+    );
+    assert.equal(readTableColumns(enumKey, enumKey.length - 4)?.key, null, 'an ENUM key');
     const twice = event(
       EventType.TABLE_MAP,
       tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 1])),
@@ -350,6 +373,52 @@ describe('the keys of the rows a row event changed', () => {
     const remove = rowsEvent(EventType.DELETE_ROWS_V1, [row('z', 2 ** 32 - 3, 0n)]);
     assert.ok(readRowKeys(remove, EventType.DELETE_ROWS_V1, remove.length - 4, columns, keys));
     assert.deepEqual(keys, [2 ** 32 - 3], 'read unsigned: a negative key is no point read value');
+  });
+
+  test('a key of strings: each row named by its value folded; a value that names no row is the whole table', () => {
+    const byString = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [0])),
+    );
+    const stringColumns = readTableColumns(byString, byString.length - 4)!;
+    const keys: Array<number | string> = [];
+    const insert = rowsEvent(EventType.WRITE_ROWS_V1, [
+      row('Ab-C_1.x:Y', 5, 1n),
+      row('', 6, 2n),
+      row('pad  ', 7, 3n),
+    ]);
+    assert.ok(readRowKeys(insert, EventType.WRITE_ROWS_V1, insert.length - 4, stringColumns, keys));
+    assert.deepEqual(keys, ['abc1xy', '', 'pad'], 'folded; trailing spaces dropped');
+    keys.length = 0;
+    const update = rowsEvent(
+      EventType.UPDATE_ROWS_V2,
+      [row('a', 7, 1n), row('A', 8, 2n), row('a', 7, 1n), row('b', 7, 1n)],
+      2,
+      Buffer.from([2, 0]),
+    );
+    assert.ok(
+      readRowKeys(update, EventType.UPDATE_ROWS_V2, update.length - 4, stringColumns, keys),
+    );
+    assert.deepEqual(keys, ['a', 'a', 'b'], 'a change of case is the same row; a move is two');
+    for (const value of ['a b', 'caf\xe9', "it's", 'x\\y', ' a']) {
+      keys.length = 0;
+      const named = rowsEvent(EventType.DELETE_ROWS_V1, [row('ok', 1, 1n), row(value, 2, 1n)]);
+      assert.equal(
+        readRowKeys(named, EventType.DELETE_ROWS_V1, named.length - 4, stringColumns, keys),
+        false,
+        `${JSON.stringify(value)} names no row: the table is written whole`,
+      );
+    }
+    // Both kinds in one key: INT, then VARCHAR.
+    const both = event(
+      EventType.TABLE_MAP,
+      tableMapBody(types, metadata, fullMetadata(['v', 'id', 'n'], [1, 0])),
+    );
+    const bothColumns = readTableColumns(both, both.length - 4)!;
+    keys.length = 0;
+    const mixed = rowsEvent(EventType.WRITE_ROWS_V1, [row('X', 5, 1n), row('y', 6, 2n)]);
+    assert.ok(readRowKeys(mixed, EventType.WRITE_ROWS_V1, mixed.length - 4, bothColumns, keys));
+    assert.deepEqual(keys, [5, 'x', 6, 'y']);
   });
 
   test('compressed rows (log_bin_compress): inflated after the bitmaps, then read alike', () => {

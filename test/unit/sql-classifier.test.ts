@@ -13,6 +13,7 @@ import {
   type StatementKind,
   type TableRef,
 } from '../../src/sql/statement-classifier.ts';
+import { keyValueOf } from '../../src/sql/point-access.ts';
 import { writesProgramTables } from '../../src/sql/table-ref.ts';
 
 const DEFAULTS: ClassifyOptions = { ansiQuotes: false, lowerCaseTableNames: 0 };
@@ -2163,7 +2164,7 @@ describe('point access: the rows a statement is bounded to by one column’s val
         [
           [{ schema: 'db', name: 't' }, ...tu.slice(1), { schema: null, name: 'v' }],
           [
-            [0, 'id', '7'],
+            [0, 'id', "'7"],
             [2, 'id', '8'],
           ],
           true,
@@ -2182,10 +2183,14 @@ describe('point access: the rows a statement is bounded to by one column’s val
     for (const [sql, expected] of [
       ['SELECT c FROM sbtest1 WHERE id=100301', [[['id', '100301']], []]],
       ['SELECT c FROM sbtest1 WHERE id = 007 LIMIT 1', [[['id', '7']], []]],
-      // A string of digits is the number it spells to an integer column.
-      ["SELECT c FROM sbtest1 WHERE id = '007'", [[['id', '7']], []]],
-      ['SELECT c FROM sbtest1 WHERE id = "12"', [[['id', '12']], []]],
-      ["DELETE FROM t WHERE id = '5'", [[['id', '5']], []]],
+      // A quoted string: a quote, then its characters (keyValueOf tells what row it names).
+      ["SELECT c FROM sbtest1 WHERE id = '007'", [[['id', "'007"]], []]],
+      ['SELECT c FROM sbtest1 WHERE id = "12"', [[['id', "'12"]], []]],
+      ["DELETE FROM t WHERE id = '5'", [[['id', "'5"]], []]],
+      ["SELECT c FROM t WHERE id = ''", [[['id', "'"]], []]],
+      ["SELECT c FROM t WHERE id = '-5'", [[['id', "'-5"]], []]],
+      ["SELECT c FROM t WHERE name = 'Ab-c_1.x:Y'", [[['name', "'Ab-c_1.x:Y"]], []]],
+      ["SELECT c FROM t WHERE id = '1234567890123456'", [[['id', "'1234567890123456"]], []]],
       ['SELECT c FROM t AS x WHERE x.id = 5 AND k > 3 ORDER BY c', [[['id', '5']], []]],
       ['SELECT c FROM t x WHERE k > 3 && x.id = 5 GROUP BY c', [[['id', '5']], []]],
       ['SELECT c FROM db.t WHERE `id` = 5 FOR UPDATE', [[['id', '5']], []]],
@@ -2213,8 +2218,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
           [
             ['id', '99572'],
             ['k', '99553'],
-            ['c', '196'],
-            ['pad', '66'],
+            ['c', "'196"],
+            ['pad', "'66"],
           ],
           [],
         ],
@@ -2231,7 +2236,16 @@ describe('point access: the rows a statement is bounded to by one column’s val
       ],
       ['INSERT INTO t (id, v) VALUES (CONCAT(1, 2), 1)', [[['v', '1']], []]],
       // The SET form: a value alone is a candidate, an expression is not.
-      ["INSERT INTO t SET id = 5, v = 'a'", [[['id', '5']], []]],
+      [
+        "INSERT INTO t SET id = 5, v = 'a'",
+        [
+          [
+            ['id', '5'],
+            ['v', "'a"],
+          ],
+          [],
+        ],
+      ],
       ['INSERT LOW_PRIORITY t SET t.k = 7 + 1, id = 0009 RETURNING id', [[['id', '9']], []]],
       // A prepared statement's parameters: which one binds the value, counted over the text.
       ['SELECT c FROM sbtest1 WHERE id=?', [[['id', '?0']], []]],
@@ -2257,6 +2271,35 @@ describe('point access: the rows a statement is bounded to by one column’s val
     }
   });
 
+  test('the row a value names: an integer column’s number, a string column’s folded string', () => {
+    const int = 2 ** 31 - 1;
+    for (const [value, text, max, expected] of [
+      ['5', false, int, '5'],
+      ["'007", false, int, '7'],
+      ["'", false, int, null],
+      ["'-5", false, int, null],
+      ["'5.0", false, int, null],
+      ["'abc", false, int, null],
+      ["'1234567890123456", false, Number.MAX_SAFE_INTEGER, null],
+      ['128', false, 127, null],
+      // A number compared with strings compares as a number ('5', '05' and '5.0' are all 5).
+      ['5', true, 20, null],
+      ["'5", true, 20, '5'],
+      ["'05", true, 20, '05'],
+      ["'Ab-C_1.x:Y", true, 20, 'abc1xy'],
+      ["'", true, 20, ''],
+      // Longer than the column: an INSERT of it would store it cut short.
+      ["'abcde", true, 5, 'abcde'],
+      ["'abcdef", true, 5, null],
+    ] as const) {
+      assert.equal(
+        keyValueOf(value, text, max),
+        expected,
+        `${value} (${text ? 'string' : 'integer'})`,
+      );
+    }
+  });
+
   test('anything else is bounded to no value', () => {
     for (const sql of [
       // Not a plain conjunction, or not a plain comparison with a plain integer.
@@ -2273,15 +2316,19 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT c FROM t WHERE id = 5.0',
       'SELECT c FROM t WHERE id = 5e0',
       'SELECT c FROM t WHERE id = 0x5',
-      // A string that is not digits only, or with a prefix: X'35' is 53 as a number.
+      // A string of other characters than key-text.ts names rows by, or with a prefix: X'35'
+      // is 53 as a number.
       "SELECT c FROM t WHERE id = '5 '",
-      "SELECT c FROM t WHERE id = ''",
-      "SELECT c FROM t WHERE id = '-5'",
+      "SELECT c FROM t WHERE id = 'a b'",
+      "SELECT c FROM t WHERE id = 'café'",
+      "SELECT c FROM t WHERE id = 'it''s'",
+      "SELECT c FROM t WHERE id = 'a\\_'",
+      "SELECT c FROM t WHERE id = 'a@b'",
+      `SELECT c FROM t WHERE id = '${'a'.repeat(256)}'`,
       "SELECT c FROM t WHERE id = X'35'",
       "SELECT c FROM t WHERE id = _latin1'5'",
       "SELECT c FROM t WHERE id = N'5'",
       "SELECT c FROM t WHERE id = '5' '6'",
-      "SELECT c FROM t WHERE id = '1234567890123456'",
       'SELECT c FROM t WHERE id = -5',
       'SELECT c FROM t WHERE id <=> 5',
       'SELECT c FROM t WHERE id = ? + 1',
@@ -2419,9 +2466,36 @@ describe('point access: the rows a statement is bounded to by one column’s val
         'INSERT INTO t (id) VALUES (5) ON DUPLICATE KEY UPDATE id = id + 10',
         [[['id', '5']], ['id']],
       ],
-      ["REPLACE INTO t (id, v) VALUES (5, 'a')", [[['id', '5']], []]],
-      ["REPLACE LOW_PRIORITY t (v, id) VALUES ('a', ?)", [[['id', '?0']], []]],
-      ["REPLACE INTO t SET v = 'a', id = 5", [[['id', '5']], []]],
+      [
+        "REPLACE INTO t (id, v) VALUES (5, 'a')",
+        [
+          [
+            ['id', '5'],
+            ['v', "'a"],
+          ],
+          [],
+        ],
+      ],
+      [
+        "REPLACE LOW_PRIORITY t (v, id) VALUES ('a', ?)",
+        [
+          [
+            ['v', "'a"],
+            ['id', '?0'],
+          ],
+          [],
+        ],
+      ],
+      [
+        "REPLACE INTO t SET v = 'a', id = 5",
+        [
+          [
+            ['v', "'a"],
+            ['id', '5'],
+          ],
+          [],
+        ],
+      ],
       [
         'INSERT INTO t SET id = ?, v = ? ON DUPLICATE KEY UPDATE v = VALUES(v)',
         [
@@ -2445,6 +2519,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
         [
           ['id', '5'],
           ['id', '6'],
+          ['v', "'a"],
+          ['v', "'b"],
         ],
       ],
       [
@@ -2460,10 +2536,10 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
     }
     for (const sql of [
-      // A row's key not a plain integer; a row of the wrong length; rows of a plain INSERT,
+      // A row's key not a plain integer (nor `v`'s strings, with their spaces); a row of the wrong length; rows of a plain INSERT,
       // which only adds rows.
-      "REPLACE INTO t (id, v) VALUES (5, 'a'), (NULL, 'b')",
-      "REPLACE INTO t (id, v) VALUES (5, 'a'), (2 + 4, 'b')",
+      "REPLACE INTO t (id, v) VALUES (5, 'a a'), (NULL, 'b b')",
+      "REPLACE INTO t (id, v) VALUES (5, 'a a'), (2 + 4, 'b b')",
       "REPLACE INTO t (id, v) VALUES (5, 'a'), (6)",
       "REPLACE INTO t (id, v) VALUES (5, 'a'),",
       "INSERT INTO t (id, v) VALUES (5, 'a'), (6, 'b')",

@@ -68,16 +68,23 @@ function withOtherLiterals(shape: string, n: number): string {
   return text;
 }
 
-/** A point access with `values` for its candidates' and no positions (which differ by text). */
+/**
+ * A point access with `values` for its candidates' and no positions (which differ by text). A
+ * literal whose value is none (null: a string that names no row, where the shape's first text
+ * had one that did) bounds nothing, as the classifier's missing candidate does: left out, and
+ * with no candidate left, no point access (SchemaCatalog and the router read a null value so).
+ */
 function pointOf(info: StatementInfo, values: ReadonlyArray<string | null> | null): unknown {
   if (info.point === null) return null;
-  return {
-    assigned: info.point.assigned,
-    candidates: info.point.candidates.map((candidate, index) => ({
+  const candidates = info.point.candidates
+    .map((candidate, index) => ({
       column: candidate.column,
       value: values?.[index] ?? null,
-    })),
-  };
+      parameter: candidate.parameter,
+    }))
+    .filter((candidate) => candidate.value !== null || candidate.parameter >= 0)
+    .map(({ column, value }) => ({ column, value }));
+  return candidates.length === 0 ? null : { assigned: info.point.assigned, candidates };
 }
 
 describe('statement shapes', () => {
@@ -272,26 +279,34 @@ describe('statement shapes', () => {
     // More digits than a value is read with: the text is no point statement.
     const long = classifiedBytes(memo, 'SELECT c FROM sbtest1 WHERE id=1234567890123456');
     assert.deepEqual(long.pointValues, [null]);
-    // An INSERT's candidates are the columns given plain integers, in the list's order.
+    // An INSERT's candidates are the columns given plain integers or strings, in the list's
+    // order; a string that names no row gives no value.
     memo.classify("INSERT INTO sbtest1 (id, k, c, pad) VALUES (5, 6, '1-2', '3-4')", MODE, VERSION);
     const insert = classifiedBytes(
       memo,
-      "INSERT INTO sbtest1 (id, k, c, pad) VALUES (77, 0, '9-9', '8-8')",
+      "INSERT INTO sbtest1 (id, k, c, pad) VALUES (77, 0, '9-9', '8 8')",
     );
     assert.deepEqual(
       insert.info.point?.candidates.map((candidate) => candidate.column),
-      ['id', 'k'],
+      ['id', 'k', 'c', 'pad'],
     );
-    assert.deepEqual(insert.pointValues, ['77', '0']);
-    // A quoted id (PDO's emulated prepares): the string's digits are this text's value; a string
-    // of anything else in its place gives none.
+    assert.deepEqual(insert.pointValues, ['77', '0', "'9-9", null]);
+    // A quoted value (a string key's, or PDO's emulated prepares' id): a quote and the string,
+    // this text's own; a string of anything else in its place gives none.
     memo.classify("SELECT c FROM sbtest1 WHERE id = '5'", MODE, VERSION);
     assert.deepEqual(classifiedBytes(memo, "SELECT c FROM sbtest1 WHERE id = '0061'").pointValues, [
-      '61',
+      "'0061",
+    ]);
+    assert.deepEqual(classifiedBytes(memo, "SELECT c FROM sbtest1 WHERE id = 'Ab-1'").pointValues, [
+      "'Ab-1",
     ]);
     assert.deepEqual(classifiedBytes(memo, "SELECT c FROM sbtest1 WHERE id = '6 1'").pointValues, [
       null,
     ]);
+    assert.deepEqual(
+      classifiedBytes(memo, `SELECT c FROM sbtest1 WHERE id = '${'a'.repeat(256)}'`).pointValues,
+      [null],
+    );
   });
 
   test('two shapes with one hash: a text takes only the facts of its own shape', () => {
