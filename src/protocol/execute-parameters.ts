@@ -39,14 +39,8 @@ export function integerParameter(
   valuesStart: number,
   index: number,
 ): number {
-  if (index >= count || types.length < typesAt + 2 * count) return NO_INTEGER;
-  let at = valuesStart;
-  for (let parameter = 0; parameter < index; parameter++) {
-    if (isNull(payload, parameter)) continue;
-    at = valueEnd(payload, types[typesAt + 2 * parameter]!, at);
-    if (at < 0) return NO_INTEGER;
-  }
-  if (isNull(payload, index)) return NO_INTEGER;
+  const at = valueStart(payload, count, types, typesAt, valuesStart, index);
+  if (at < 0) return NO_INTEGER;
   const type = types[typesAt + 2 * index]!;
   const unsigned = (types[typesAt + 2 * index + 1]! & UNSIGNED) !== 0;
   const end = payload.length;
@@ -100,14 +94,8 @@ export function textParameter(
   valuesStart: number,
   index: number,
 ): boolean {
-  if (index >= count || types.length < typesAt + 2 * count) return false;
-  let at = valuesStart;
-  for (let parameter = 0; parameter < index; parameter++) {
-    if (isNull(payload, parameter)) continue;
-    at = valueEnd(payload, types[typesAt + 2 * parameter]!, at);
-    if (at < 0) return false;
-  }
-  if (isNull(payload, index)) return false;
+  const at = valueStart(payload, count, types, typesAt, valuesStart, index);
+  if (at < 0) return false;
   switch (types[typesAt + 2 * index]!) {
     case Type.VARCHAR:
     case 249: // TINY_BLOB
@@ -125,6 +113,28 @@ export function textParameter(
     default:
       return false;
   }
+}
+
+/**
+ * Where the value of parameter `index` starts (arguments as integerParameter's), found by the
+ * lengths of the values before it; -1 when it is NULL or the packet is cut short before it.
+ */
+function valueStart(
+  payload: Buffer,
+  count: number,
+  types: Buffer,
+  typesAt: number,
+  valuesStart: number,
+  index: number,
+): number {
+  if (index >= count || types.length < typesAt + 2 * count) return -1;
+  let at = valuesStart;
+  for (let parameter = 0; parameter < index; parameter++) {
+    if (isNull(payload, parameter)) continue;
+    at = valueEnd(payload, types[typesAt + 2 * parameter]!, at);
+    if (at < 0) return -1;
+  }
+  return isNull(payload, index) ? -1 : at;
 }
 
 function isNull(payload: Buffer, parameter: number): boolean {

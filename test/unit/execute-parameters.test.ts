@@ -8,9 +8,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { InvalidationRegistry } from '../../src/cache/invalidation-registry.ts';
-import { rowHashOf, rowNameHash, rowSlotName } from '../../src/cache/row-slots.ts';
+import { rowHashOf, rowNameHash, rowSlotName, rowTextHashOf } from '../../src/cache/row-slots.ts';
 import { EXECUTE_HEADER_LENGTH, executeLayoutOf } from '../../src/protocol/command-fields.ts';
-import { NO_INTEGER, integerParameter } from '../../src/protocol/execute-parameters.ts';
+import {
+  NO_INTEGER,
+  integerParameter,
+  textParameter,
+  textSpan,
+} from '../../src/protocol/execute-parameters.ts';
+import { foldKeyText } from '../../src/sql/key-text.ts';
 
 const UNSIGNED = 0x80;
 
@@ -198,6 +204,58 @@ describe('row slots of a number', () => {
           `${table} ${value}`,
         );
       }
+    }
+  });
+});
+
+describe('an execution’s string parameter', () => {
+  /** Parameter `index`'s bytes as the router finds them, or null. */
+  const bytesOf = (packet: Buffer, count: number, index: number): string | null => {
+    const layout = executeLayoutOf(packet, count);
+    if (layout === null) return null;
+    const found = textParameter(
+      packet,
+      count,
+      packet,
+      layout.bitmapEnd + 1,
+      layout.valuesStart,
+      index,
+    );
+    return found ? packet.toString('latin1', textSpan.start, textSpan.end) : null;
+  };
+
+  test('a string type gives its bytes; a number, NULL or a packet cut short gives none', () => {
+    const packet = executeOf([
+      [3, 0, int32(5)],
+      [253, 0, text('Ab-1')],
+      [6, 0, null],
+      [254, 0, text('')],
+      [252, 0, text('blob')],
+      [15, 0, text('v'.repeat(300), true)],
+      [8, 0, int64(7n)],
+    ]);
+    assert.equal(bytesOf(packet, 7, 1), 'Ab-1');
+    assert.equal(bytesOf(packet, 7, 3), '');
+    assert.equal(bytesOf(packet, 7, 4), 'blob', 'a BLOB type: compared as bytes');
+    assert.equal(bytesOf(packet, 7, 5), 'v'.repeat(300), 'a length of three bytes');
+    assert.equal(bytesOf(packet, 7, 0), null, 'a number is compared as a number');
+    assert.equal(bytesOf(packet, 7, 2), null, 'NULL');
+    assert.equal(bytesOf(packet, 7, 6), null);
+    assert.equal(bytesOf(packet, 7, 7), null, 'no such parameter');
+    const cut = executeOf([[253, 0, text('abcdef')]], 2);
+    assert.equal(bytesOf(cut, 1, 0), null, 'cut short');
+  });
+
+  test('the slot made from a string’s bytes is the one made from its folded text', () => {
+    const registry = new InvalidationRegistry(InvalidationRegistry.allocate(1 << 16));
+    const hash = rowNameHash('d.t');
+    for (const value of ['abc', 'ABC', 'a-B_c.1:2', '', 'x'.repeat(255)]) {
+      const bytes = Buffer.from(value, 'latin1');
+      assert.equal(
+        registry.slotOfHash(rowTextHashOf(hash, bytes, 0, bytes.length)),
+        registry.slotOf(rowSlotName('d.t', foldKeyText(value, 0, value.length))),
+        value,
+      );
     }
   });
 });
