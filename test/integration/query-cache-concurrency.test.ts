@@ -31,7 +31,7 @@ import { execute, prepare } from '../../src/protocol/statement-commands.ts';
 import type { Param } from '../../src/protocol/statement-commands.ts';
 import { readTextRows } from '../../src/protocol/text-rows.ts';
 import { MysqlConnection, ServerError } from '../../src/upstream/mysql-connection.ts';
-import type { ConnectionOptions } from '../../src/upstream/mysql-connection.ts';
+import type { CommandResult, ConnectionOptions } from '../../src/upstream/mysql-connection.ts';
 import {
   BACKEND_DATABASE,
   BACKEND_HOST,
@@ -718,7 +718,29 @@ describe('query cache under concurrent writes (2 workers)', () => {
     assert.equal(used.invalidationsAll, 0, 'no write invalidated everything');
   });
 
-  test('no stale read of rows keyed by two columns, written by text, prepared and upserts', async (t) => {
+  /** A workload of counters kept by row: how its writers write and its readers read a row. */
+  interface RowCounters {
+    /** Its name in the line the run logs. */
+    name: string;
+    /** A writer's way to add 1 to row `row` (its `turn`-th write, counted over all writers). */
+    writer: (
+      connection: MysqlConnection,
+    ) => Promise<(row: number, turn: number) => Promise<CommandResult>>;
+    /** A text SELECT of row `row`'s counter. */
+    textRead: (row: number) => string;
+    /** A prepared SELECT of a row's counter, and its parameters for row `row`. */
+    binaryRead: { sql: string; params: (row: number) => Param[] };
+    /** Every row's counter, read directly at the end: [its key columns…, the counter]. */
+    final: { sql: string; rowOf: (columns: Array<string | null>) => number };
+  }
+
+  /**
+   * Four writers (two on each worker) add 1 to rows' counters by `workload`'s ways, while text
+   * readers and two binary ones read them: a read returns at least every increment
+   * acknowledged before it was sent, and at most every one sent before its reply came. Each
+   * write takes its own row only, so the reads of the other rows keep being served.
+   */
+  async function noStaleRowCounters(t: TestContext, workload: RowCounters): Promise<void> {
     const TARGET_OPERATIONS = 30_000;
     const TIME_LIMIT_MS = 60_000;
     const lean = await openSpread(t, 8, [4, 4]);
@@ -730,9 +752,6 @@ describe('query cache under concurrent writes (2 workers)', () => {
       lean.filter((entry) => entry.worker === worker).slice(0, 2),
     );
     const readers = lean.filter((entry) => !writers.includes(entry));
-    const pairOf = (row: number): [number, number] => [1 + ((row - 1) % 4), 1 + ((row - 1) >> 2)];
-    // Monotonic counters, as in the workload above: a read returns at least every increment
-    // acknowledged before it was sent, and at most every one sent before its reply came.
     const acked = new Array<number>(ROWS + 1).fill(0);
     const sent = new Array<number>(ROWS + 1).fill(0);
     const tally = { reads: 0, writes: 0, stale: 0, impossible: 0, writeErrors: 0 };
@@ -754,27 +773,12 @@ describe('query cache under concurrent writes (2 workers)', () => {
     };
 
     const writer = async (connection: MysqlConnection, index: number): Promise<void> => {
-      // Parameters in the other order than the key's; a literal beside a parameter.
-      const reversed = await connection.prepare('UPDATE pairs SET v = v + 1 WHERE b = ? AND a = ?');
-      const firstColumn = await connection.prepare(
-        'UPDATE pairs SET v = v + 1 WHERE a = 1 AND b = ?',
-      );
+      const write = await workload.writer(connection);
       while (running()) {
         await sleep(Math.random() * 4);
         const row = writeRow();
-        const [a, b] = pairOf(row);
         sent[row]!++;
-        const kind = (index + tally.writes) % 4;
-        const result =
-          kind === 0
-            ? await connection.query(`UPDATE pairs SET v = v + 1 WHERE a = ${a} AND b = ${b}`)
-            : kind === 1
-              ? await connection.execute(reversed, [b, a])
-              : kind === 2 && a === 1
-                ? await connection.execute(firstColumn, [b])
-                : await connection.query(
-                    `INSERT INTO pairs (a, b, v) VALUES (${a}, ${b}, 1) ON DUPLICATE KEY UPDATE v = v + 1`,
-                  );
+        const result = await write(row, index + tally.writes);
         tally.writes++;
         if (result.error !== null) {
           tally.writeErrors++;
@@ -786,23 +790,20 @@ describe('query cache under concurrent writes (2 workers)', () => {
     const textReader = async (client: SqlClient): Promise<void> => {
       while (running()) {
         const row = 1 + randomInt(ROWS);
-        const [a, b] = pairOf(row);
         const low = acked[row]!;
-        const sql =
-          Math.random() < 0.5
-            ? `SELECT v FROM pairs WHERE a = ${a} AND b = ${b}`
-            : `SELECT v FROM pairs WHERE b = ${b} AND a = ${a}`;
+        const sql = workload.textRead(row);
         check(sql, row, Number(await single(client, sql)), low);
       }
     };
     const binaryReader = async (client: BinaryClient): Promise<void> => {
-      const byKey = await client.prepare('SELECT v FROM pairs WHERE a = ? AND b = ?');
+      const byKey = await client.prepare(workload.binaryRead.sql);
       while (running()) {
         const row = 1 + randomInt(ROWS);
         const low = acked[row]!;
-        const rows = await client.execute(byKey, pairOf(row));
+        const params = workload.binaryRead.params(row);
+        const rows = await client.execute(byKey, params);
         assert.equal(rows.length, 1);
-        check(`binary row ${pairOf(row).join(', ')}`, row, Number(rows[0]![0]), low);
+        check(`binary ${params.join(', ')}`, row, Number(rows[0]![0]), low);
       }
     };
 
@@ -813,128 +814,91 @@ describe('query cache under concurrent writes (2 workers)', () => {
       ...binary.map((client) => binaryReader(client)),
     ]);
     const used = delta(await counters(), before);
-    const final = await admin.queryRows(`SELECT a, b, v FROM ${S}.pairs`);
-    for (const [a, b, value] of final) {
-      const row = Number(a) + 4 * (Number(b) - 1);
-      assert.ok(Number(value) >= acked[row]! && Number(value) <= sent[row]!, `${a}, ${b}`);
+    for (const columns of await admin.queryRows(workload.final.sql)) {
+      const row = workload.final.rowOf(columns);
+      const value = Number(columns.at(-1));
+      assert.ok(value >= acked[row]! && value <= sent[row]!, columns.join(', '));
     }
     console.log(
-      `pairs: ${tally.reads} reads, ${tally.writes} writes in ${Date.now() - started} ms; ` +
+      `${workload.name}: ${tally.reads} reads, ${tally.writes} writes in ${Date.now() - started} ms; ` +
         `cache: ${used.hits} hits, ${used.inserts} inserts, ${used.staleFillsRefused} stale ` +
         `fills refused; stale reads ${tally.stale}, impossible ${tally.impossible}`,
     );
     assert.deepEqual(examples, [], 'no read was stale or impossible');
     assert.equal(tally.writeErrors, 0);
     assert.ok(tally.reads + tally.writes >= TARGET_OPERATIONS);
-    // Each write takes its own row only: the reads of the other rows keep being served.
     assert.ok(used.hits > 0.3 * tally.reads, `${used.hits} hits for ${tally.reads} reads`);
     assert.ok(used.staleFillsRefused + used.staleHitsRefused > 0, 'writes did race reads');
     assert.equal(used.invalidationsAll, 0, 'no write invalidated everything');
+  }
+
+  test('no stale read of rows keyed by two columns, written by text, prepared and upserts', (t) => {
+    const pairOf = (row: number): [number, number] => [1 + ((row - 1) % 4), 1 + ((row - 1) >> 2)];
+    return noStaleRowCounters(t, {
+      name: 'pairs',
+      writer: async (connection) => {
+        // Parameters in the other order than the key's; a literal beside a parameter.
+        const reversed = await connection.prepare(
+          'UPDATE pairs SET v = v + 1 WHERE b = ? AND a = ?',
+        );
+        const firstColumn = await connection.prepare(
+          'UPDATE pairs SET v = v + 1 WHERE a = 1 AND b = ?',
+        );
+        return (row, turn) => {
+          const [a, b] = pairOf(row);
+          const kind = turn % 4;
+          return kind === 0
+            ? connection.query(`UPDATE pairs SET v = v + 1 WHERE a = ${a} AND b = ${b}`)
+            : kind === 1
+              ? connection.execute(reversed, [b, a])
+              : kind === 2 && a === 1
+                ? connection.execute(firstColumn, [b])
+                : connection.query(
+                    `INSERT INTO pairs (a, b, v) VALUES (${a}, ${b}, 1) ON DUPLICATE KEY UPDATE v = v + 1`,
+                  );
+        };
+      },
+      textRead: (row) => {
+        const [a, b] = pairOf(row);
+        return Math.random() < 0.5
+          ? `SELECT v FROM pairs WHERE a = ${a} AND b = ${b}`
+          : `SELECT v FROM pairs WHERE b = ${b} AND a = ${a}`;
+      },
+      binaryRead: { sql: 'SELECT v FROM pairs WHERE a = ? AND b = ?', params: pairOf },
+      final: {
+        sql: `SELECT a, b, v FROM ${S}.pairs`,
+        rowOf: ([a, b]) => Number(a) + 4 * (Number(b) - 1),
+      },
+    });
   });
 
-  test('no stale read of rows keyed by strings, each spelt in any letter case, by text and prepared', async (t) => {
-    const TARGET_OPERATIONS = 30_000;
-    const TIME_LIMIT_MS = 60_000;
-    const lean = await openSpread(t, 8, [4, 4]);
-    const binary = await Promise.all(
-      Array.from({ length: 2 }, () => BinaryClient.connect(viaProxy())),
-    );
-    t.after(() => binary.forEach((client) => client.close()));
-    const writers = [0, 1].flatMap((worker) =>
-      lean.filter((entry) => entry.worker === worker).slice(0, 2),
-    );
-    const readers = lean.filter((entry) => !writers.includes(entry));
+  test('no stale read of rows keyed by strings, each spelt in any letter case, by text and prepared', (t) => {
     /** Row r's key in one of its spellings, every one the same row to the collation. */
     const spelling = (row: number): string =>
       ['row-', 'ROW-', 'Row-', 'rOw-'][randomInt(4)] + String(row);
-    const acked = new Array<number>(ROWS + 1).fill(0);
-    const sent = new Array<number>(ROWS + 1).fill(0);
-    const tally = { reads: 0, writes: 0, stale: 0, impossible: 0, writeErrors: 0 };
-    const examples: string[] = [];
-    const started = Date.now();
-    const running = (): boolean =>
-      tally.reads + tally.writes < TARGET_OPERATIONS && Date.now() - started < TIME_LIMIT_MS;
-    const check = (what: string, row: number, value: number, low: number): void => {
-      tally.reads++;
-      const problem =
-        value < low
-          ? `stale: ${what} = ${value}, but ${low} was acknowledged before`
-          : value > sent[row]!
-            ? `impossible: ${what} = ${value}, only ${sent[row]} sent`
-            : null;
-      if (problem === null) return;
-      tally[problem.startsWith('stale') ? 'stale' : 'impossible']++;
-      if (examples.length < 10) examples.push(problem);
-    };
-
-    const writer = async (connection: MysqlConnection, index: number): Promise<void> => {
-      const prepared = await connection.prepare('UPDATE named SET v = v + 1 WHERE code = ?');
-      while (running()) {
-        await sleep(Math.random() * 4);
-        const row = writeRow();
-        const code = spelling(row);
-        sent[row]!++;
-        const kind = (index + tally.writes) % 3;
-        const result =
-          kind === 0
-            ? await connection.query(`UPDATE named SET v = v + 1 WHERE code = '${code}'`)
+    return noStaleRowCounters(t, {
+      name: 'named',
+      writer: async (connection) => {
+        const prepared = await connection.prepare('UPDATE named SET v = v + 1 WHERE code = ?');
+        return (row, turn) => {
+          const code = spelling(row);
+          const kind = turn % 3;
+          return kind === 0
+            ? connection.query(`UPDATE named SET v = v + 1 WHERE code = '${code}'`)
             : kind === 1
-              ? await connection.execute(prepared, [code])
-              : await connection.query(
+              ? connection.execute(prepared, [code])
+              : connection.query(
                   `INSERT INTO named (code, v) VALUES ('${code}', 1) ON DUPLICATE KEY UPDATE v = v + 1`,
                 );
-        tally.writes++;
-        if (result.error !== null) {
-          tally.writeErrors++;
-          continue;
-        }
-        acked[row]!++;
-      }
-    };
-    const textReader = async (client: SqlClient): Promise<void> => {
-      while (running()) {
-        const row = 1 + randomInt(ROWS);
-        const low = acked[row]!;
-        const sql = `SELECT v FROM named WHERE code = '${spelling(row)}'`;
-        check(sql, row, Number(await single(client, sql)), low);
-      }
-    };
-    const binaryReader = async (client: BinaryClient): Promise<void> => {
-      const byKey = await client.prepare('SELECT v FROM named WHERE code = ?');
-      while (running()) {
-        const row = 1 + randomInt(ROWS);
-        const low = acked[row]!;
-        const code = spelling(row);
-        const rows = await client.execute(byKey, [code]);
-        assert.equal(rows.length, 1);
-        check(`binary ${code}`, row, Number(rows[0]![0]), low);
-      }
-    };
-
-    const before = await counters();
-    await Promise.all([
-      ...writers.map((entry, index) => writer(entry.connection, index)),
-      ...readers.map((entry) => textReader(entry.client)),
-      ...binary.map((client) => binaryReader(client)),
-    ]);
-    const used = delta(await counters(), before);
-    const final = await admin.queryRows(`SELECT code, v FROM ${S}.named`);
-    for (const [code, value] of final) {
-      const row = Number(code!.slice(4));
-      assert.ok(Number(value) >= acked[row]! && Number(value) <= sent[row]!, code!);
-    }
-    console.log(
-      `named: ${tally.reads} reads, ${tally.writes} writes in ${Date.now() - started} ms; ` +
-        `cache: ${used.hits} hits, ${used.inserts} inserts, ${used.staleFillsRefused} stale ` +
-        `fills refused; stale reads ${tally.stale}, impossible ${tally.impossible}`,
-    );
-    assert.deepEqual(examples, [], 'no read was stale or impossible');
-    assert.equal(tally.writeErrors, 0);
-    assert.ok(tally.reads + tally.writes >= TARGET_OPERATIONS);
-    // Each write takes its own row only, whatever its spelling.
-    assert.ok(used.hits > 0.3 * tally.reads, `${used.hits} hits for ${tally.reads} reads`);
-    assert.ok(used.staleFillsRefused + used.staleHitsRefused > 0, 'writes did race reads');
-    assert.equal(used.invalidationsAll, 0, 'no write invalidated everything');
+        };
+      },
+      textRead: (row) => `SELECT v FROM named WHERE code = '${spelling(row)}'`,
+      binaryRead: {
+        sql: 'SELECT v FROM named WHERE code = ?',
+        params: (row) => [spelling(row)],
+      },
+      final: { sql: `SELECT code, v FROM ${S}.named`, rowOf: ([code]) => Number(code!.slice(4)) },
+    });
   });
 
   test('a SELECT that races a write is never stored; without a race it is', async (t) => {
