@@ -433,10 +433,10 @@ export class SchemaCatalog {
 
   /**
    * What a row event's write of rows of `table`, known by their values of `columns` (the
-   * binlog follower reads them; their keySignature, in the key's order), marks besides each row's slot: null unless `columns` is the table's point
-   * key and the event writes no other table unlogged (no cascade, no MERGE over it; a
-   * trigger's writes are row events of their own). The table must then be taken as written
-   * whole.
+   * binlog follower reads them; their keySignature, in the key's order), marks besides each
+   * row's slot: null unless `columns` is the table's point key and the event writes no other
+   * table unlogged (no cascade, no MERGE over it; a trigger's writes are row events of their
+   * own). The table must then be taken as written whole.
    */
   rowWrite(table: TableRef, columns: string): RowWrite | null {
     const dependencies = this.#admin === null ? null : this.current;

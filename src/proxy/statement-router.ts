@@ -14,8 +14,6 @@ import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import { nameHash, nameHashOf } from '../cache/invalidation-registry.ts';
 import { KEY_PART_SEPARATOR, rowHashOf, rowKeyValue, rowTextHashOf } from '../cache/row-slots.ts';
-import { isKeyTextBytes } from '../sql/key-text.ts';
-import { keyValueOf } from '../sql/point-access.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
 import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
@@ -34,7 +32,9 @@ import { ProxyError, ProxyErrorCode } from '../protocol/errors.ts';
 import { encodeErr } from '../protocol/generic-packets.ts';
 import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
+import { isKeyTextBytes } from '../sql/key-text.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
+import { keyValueOf } from '../sql/point-access.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import { writesProgramTables } from '../sql/table-ref.ts';
 import type {
@@ -2126,9 +2126,10 @@ export class StatementRouter {
     const values = entry.pointValues;
     const composite = read.width > 1;
     const slots = new Int32Array(composite ? 2 : 1 + read.candidates.length);
-    // Counted by the values as written: values that differ in letter case may name one row,
-    // which counts it twice and only makes its result depend on "new rows" (#storedSlots);
-    // counted by their rows' names, values that share a name but are two rows would count once.
+    // A string column's values are counted as written: values that differ in letter case may
+    // name one row, which counts it twice and only makes its result depend on "new rows"
+    // (#storedSlots); counted by their rows' names, values that share a name but are two rows
+    // ('a-b' and 'ab') would count once. An integer column's are counted by their rows.
     const keys = new Set<string>();
     const rows: string[] = [];
     slots[0] = read.tableSlot;
@@ -2143,7 +2144,7 @@ export class StatementRouter {
       rows.push(row);
       if (composite) continue;
       slots[1 + i] = catalog.rowSlot(read.table, row);
-      keys.add(value!);
+      keys.add(read.text[i]! ? value! : row);
     }
     if (composite) slots[1] = catalog.rowSlot(read.table, rowKeyValue(rows));
     entry.readSlots = slots;

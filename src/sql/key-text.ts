@@ -92,7 +92,10 @@ export function foldStoredKeyText(bytes: Buffer, start: number, end: number): st
   return folded;
 }
 
-/** The character sets whose bytes below 0x80 are ASCII's, and how many bytes a character takes at most. */
+/**
+ * The character sets whose bytes below 0x80 are ASCII's, and how many bytes a character takes
+ * at most.
+ */
 const KEY_TEXT_CHARSETS = new Map<string, number>([
   ['latin1', 1],
   ['ascii', 1],
@@ -107,8 +110,11 @@ const KEY_TEXT_CHARSETS = new Map<string, number>([
  * language-specific ones in general: `roman` takes `i` for `j` and `u` for `v`, `lithuanian`
  * `i` for `y`.
  */
-const KEY_TEXT_COLLATIONS =
-  /^(?:bin|nopad_bin|general_ci|general_nopad_ci|general_mysql500_ci|general_cs|swedish_ci|swedish_nopad_ci|unicode_ci|unicode_nopad_ci|unicode_520_ci|unicode_520_nopad_ci|uca1400_(?:nopad_)?a[is]_c[is])$/;
+const KEY_TEXT_COLLATIONS = new RegExp(
+  '^(?:bin|nopad_bin|general_ci|general_nopad_ci|general_mysql500_ci|general_cs|' +
+    'swedish_ci|swedish_nopad_ci|unicode_ci|unicode_nopad_ci|unicode_520_ci|' +
+    'unicode_520_nopad_ci|uca1400_(?:nopad_)?a[is]_c[is])$',
+);
 
 /**
  * For a CHAR or VARCHAR key column of `collation` (its full name, `utf8mb4_general_ci`) holding

@@ -9,9 +9,9 @@
  * conservative: anything it does not fully understand is no point access.
  *
  * A comparison counts when it is a top-level conjunct of the WHERE clause: `col = <digits>` or
- * `table.col = <digits>` at parenthesis depth 0 (or `= '<string>'`, see key-text.ts, or `= ?`,
- * a prepared statement's parameter, whose value each execution binds), begun by WHERE or AND (`&&`) and
- * ended by AND, `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no
+ * `table.col = <digits>` at parenthesis depth 0 (or `= '<string>'`, see key-text.ts, or `= ?`, a
+ * prepared statement's parameter, whose value each execution binds), begun by WHERE or AND (`&&`)
+ * and ended by AND, `&&` or the clause's end. A WHERE with OR, XOR, `||`, BETWEEN (whose AND is no
  * conjunction), CASE or `:=` at depth 0 has none. The statement names one table, or a SELECT a
  * plain join of tables (each conjunct then bounds the table its column is qualified by); no
  * subquery (no second SELECT anywhere), no partition list, no UNION.
@@ -181,7 +181,7 @@ class Reader {
     return parameter < 0 ? null : { column, at, value: null, parameter, table };
   }
 
-  /** The value of a quoted string at `index` whose characters may name a row ('5', "ab-1"), or null. */
+  /** The value of a quoted string at `index` whose characters may name a row ('5', "ab-1"). */
   quoted(index: number): string | null {
     if (index < this.start || index >= this.end) return null;
     const tokens = this.tokens;

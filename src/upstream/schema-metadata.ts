@@ -510,8 +510,12 @@ const INNODB_OTHER_UNIQUE_KEYS =
 
 /** The collations a key of strings may have (key-text.ts), by id. */
 const KEY_TEXT_CHARACTER_SETS = "('latin1', 'ascii', 'utf8', 'utf8mb3', 'utf8mb4')";
-const KEY_TEXT_COLLATIONS_BY_ID = `SELECT ID, FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
-const OLDER_KEY_TEXT_COLLATIONS_BY_ID = `SELECT ID, COLLATION_NAME FROM information_schema.COLLATIONS WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
+const KEY_TEXT_COLLATIONS_BY_ID =
+  'SELECT ID, FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY' +
+  ` WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
+const OLDER_KEY_TEXT_COLLATIONS_BY_ID =
+  'SELECT ID, COLLATION_NAME FROM information_schema.COLLATIONS' +
+  ` WHERE CHARACTER_SET_NAME IN ${KEY_TEXT_CHARACTER_SETS}`;
 
 /** InnoDB's main type of integers (DATA_INT), and its flag of unsigned ones (DATA_UNSIGNED). */
 const INNODB_DATA_INT = 6;
@@ -538,10 +542,10 @@ const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
  * The point keys (SchemaSnapshot.pointKeys) in InnoDB's dictionary: primary keys of integer
  * columns and string columns of a collation key-text.ts folds (`collations`: their names by
  * id; null when they could not be read), one or several ([schema, table] each, as
- * innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables ALTER TABLE is building and names that
- * need decoding are left out. `otherUnique` lists the tables with another unique key
- * (INNODB_OTHER_UNIQUE_KEYS); null when it could not be read, and then no key is taken as its
- * table's only one.
+ * innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables
+ * ALTER TABLE is building and names that need decoding are left out. `otherUnique` lists the
+ * tables with another unique key (INNODB_OTHER_UNIQUE_KEYS); null when it could not be read, and
+ * then no key is taken as its table's only one.
  */
 function innodbPointKeys(
   rows: Array<Array<string | null>> | null,

@@ -2536,8 +2536,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
       assert.equal(classify(sql, DEFAULTS).point?.inList, true, sql);
     }
     for (const sql of [
-      // A row's key not a plain integer (nor `v`'s strings, with their spaces); a row of the wrong length; rows of a plain INSERT,
-      // which only adds rows.
+      // A row's key not a plain integer (nor `v`'s strings, with their spaces); a row of the
+      // wrong length; rows of a plain INSERT, which only adds rows.
       "REPLACE INTO t (id, v) VALUES (5, 'a a'), (NULL, 'b b')",
       "REPLACE INTO t (id, v) VALUES (5, 'a a'), (2 + 4, 'b b')",
       "REPLACE INTO t (id, v) VALUES (5, 'a'), (6)",
