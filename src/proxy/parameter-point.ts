@@ -33,6 +33,15 @@ export class ParameterPoint {
    * null elsewhere, and where the literal names no row.
    */
   literalTexts: Array<string | null> = [];
+  /** The literal value of those candidates as written (PointCandidate.value), null elsewhere. */
+  literalSpellings: Array<string | null> = [];
+  /**
+   * Where the execution being routed has each string column's bound value in its packet
+   * (`textStarts` -1 for a literal): its values as the client wrote them, to count the
+   * distinct ones.
+   */
+  textStarts: Int32Array = NO_PARAMETERS;
+  textEnds: Int32Array = NO_PARAMETERS;
   /**
    * The execution being routed: the slots of its rows, one per candidate (one in all for a key
    * of several columns), and how many distinct values they are. Rewritten by each execution, as
@@ -52,19 +61,55 @@ export class ParameterPoint {
     this.parameters = parameters;
     this.literals = new Float64Array(parameters.length);
     this.literalTexts = [];
+    this.literalSpellings = [];
     for (let i = 0; i < parameters.length; i++) {
       const value = info.point!.candidates[target!.candidates[i]!]!.value;
-      const row = value === null ? null : keyValueOf(value, target!.text[i]!, target!.max[i]!);
-      this.literals[i] = row === null || target!.text[i]! ? NaN : Number(row);
-      this.literalTexts.push(target!.text[i]! ? row : null);
+      const text = target!.text[i]!;
+      const row = value === null ? null : keyValueOf(value, text, target!.max[i]!);
+      this.literals[i] = row === null || text ? NaN : Number(row);
+      this.literalTexts.push(text ? row : null);
+      this.literalSpellings.push(text ? value : null);
     }
     const rows =
       target !== null && target.width > 1 && parameters.length > 0 ? 1 : parameters.length;
     if (this.rows.length !== rows || this.values.length !== parameters.length) {
       this.rows = new Int32Array(rows);
       this.values = new Float64Array(parameters.length);
+      this.textStarts = new Int32Array(parameters.length);
+      this.textEnds = new Int32Array(parameters.length);
       this.#readSlots = new Int32Array(1 + rows);
     }
+  }
+
+  /**
+   * Whether string candidate `i`'s value, as written, is one of the candidates' before it in
+   * the execution being routed (`payload`): the same literal, or a parameter of the same bytes.
+   * Values written alike name one row; values written otherwise may too (`'abc'`, `'ABC'`),
+   * and are counted apart, which only makes a result that found fewer rows than values depend
+   * on "new rows".
+   */
+  textSeenBefore(i: number, payload: Buffer): boolean {
+    const starts = this.textStarts;
+    const ends = this.textEnds;
+    for (let j = 0; j < i; j++) {
+      if (starts[i]! < 0 || starts[j]! < 0) {
+        if (
+          starts[i]! < 0 &&
+          starts[j]! < 0 &&
+          this.literalSpellings[i] === this.literalSpellings[j]
+        )
+          return true;
+        continue;
+      }
+      const length = ends[i]! - starts[i]!;
+      if (ends[j]! - starts[j]! !== length) continue;
+      let same = true;
+      for (let at = 0; at < length && same; at++) {
+        same = payload[starts[i]! + at] === payload[starts[j]! + at];
+      }
+      if (same) return true;
+    }
+    return false;
   }
 
   /** The read slots of the execution whose rows were just set. */

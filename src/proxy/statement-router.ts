@@ -1701,13 +1701,11 @@ export class StatementRouter {
       if (composite && i > 0) hash = nameHashOf(hash, KEY_PART_SEPARATOR);
       const from = composite ? hash : target.rowHash;
       if (target.text[i]!) {
-        // Values of a string column that differ but name one row cannot be counted apart here:
-        // an IN list of them is bounded by its literals only.
-        if (!composite && parameters.length > 1) return false;
         const literal = point.literalTexts[i]!;
         if (parameter < 0) {
           if (literal === null) return false;
           hash = nameHash(from, literal);
+          point.textStarts[i] = -1;
         } else {
           const count = statement.parameterCount;
           if (!textParameter(payload, count, types, typesAt, layout.valuesStart, parameter))
@@ -1715,12 +1713,13 @@ export class StatementRouter {
           const { start, end } = textSpan;
           if (end - start > target.max[i]! || !isKeyTextBytes(payload, start, end)) return false;
           hash = rowTextHashOf(from, payload, start, end);
+          point.textStarts[i] = start;
+          point.textEnds[i] = end;
         }
         values[i] = NaN;
-        if (!composite) {
-          rows[i] = catalog.rowSlotOfHash(hash);
-          keys = 1;
-        }
+        if (composite) continue;
+        rows[i] = catalog.rowSlotOfHash(hash);
+        if (!point.textSeenBefore(i, payload)) keys++;
         continue;
       }
       const value =

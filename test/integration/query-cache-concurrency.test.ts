@@ -728,8 +728,11 @@ describe('query cache under concurrent writes (2 workers)', () => {
     ) => Promise<(row: number, turn: number) => Promise<CommandResult>>;
     /** A text SELECT of row `row`'s counter. */
     textRead: (row: number) => string;
-    /** A prepared SELECT of a row's counter, and its parameters for row `row`. */
-    binaryRead: { sql: string; params: (row: number) => Param[] };
+    /**
+     * Prepared SELECTs of a row's counter, and their parameters for row `row`: the two binary
+     * readers take one each (the first, if there is one).
+     */
+    binaryReads: Array<{ sql: string; params: (row: number) => Param[] }>;
     /** Every row's counter, read directly at the end: [its key columns…, the counter]. */
     final: { sql: string; rowOf: (columns: Array<string | null>) => number };
   }
@@ -795,12 +798,13 @@ describe('query cache under concurrent writes (2 workers)', () => {
         check(sql, row, Number(await single(client, sql)), low);
       }
     };
-    const binaryReader = async (client: BinaryClient): Promise<void> => {
-      const byKey = await client.prepare(workload.binaryRead.sql);
+    const binaryReader = async (client: BinaryClient, index: number): Promise<void> => {
+      const read = workload.binaryReads[index % workload.binaryReads.length]!;
+      const byKey = await client.prepare(read.sql);
       while (running()) {
         const row = 1 + randomInt(ROWS);
         const low = acked[row]!;
-        const params = workload.binaryRead.params(row);
+        const params = read.params(row);
         const rows = await client.execute(byKey, params);
         assert.equal(rows.length, 1);
         check(`binary ${params.join(', ')}`, row, Number(rows[0]![0]), low);
@@ -811,7 +815,7 @@ describe('query cache under concurrent writes (2 workers)', () => {
     await Promise.all([
       ...writers.map((entry, index) => writer(entry.connection, index)),
       ...readers.map((entry) => textReader(entry.client)),
-      ...binary.map((client) => binaryReader(client)),
+      ...binary.map((client, index) => binaryReader(client, index)),
     ]);
     const used = delta(await counters(), before);
     for (const columns of await admin.queryRows(workload.final.sql)) {
@@ -864,7 +868,7 @@ describe('query cache under concurrent writes (2 workers)', () => {
           ? `SELECT v FROM pairs WHERE a = ${a} AND b = ${b}`
           : `SELECT v FROM pairs WHERE b = ${b} AND a = ${a}`;
       },
-      binaryRead: { sql: 'SELECT v FROM pairs WHERE a = ? AND b = ?', params: pairOf },
+      binaryReads: [{ sql: 'SELECT v FROM pairs WHERE a = ? AND b = ?', params: pairOf }],
       final: {
         sql: `SELECT a, b, v FROM ${S}.pairs`,
         rowOf: ([a, b]) => Number(a) + 4 * (Number(b) - 1),
@@ -893,10 +897,14 @@ describe('query cache under concurrent writes (2 workers)', () => {
         };
       },
       textRead: (row) => `SELECT v FROM named WHERE code = '${spelling(row)}'`,
-      binaryRead: {
-        sql: 'SELECT v FROM named WHERE code = ?',
-        params: (row) => [spelling(row)],
-      },
+      binaryReads: [
+        { sql: 'SELECT v FROM named WHERE code = ?', params: (row) => [spelling(row)] },
+        // One row by two spellings: an IN list whose values are counted as written.
+        {
+          sql: 'SELECT v FROM named WHERE code IN (?, ?)',
+          params: (row) => [spelling(row), spelling(row)],
+        },
+      ],
       final: { sql: `SELECT code, v FROM ${S}.named`, rowOf: ([code]) => Number(code!.slice(4)) },
     });
   });

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, PacketHeader } from '../../src/protocol/constants.ts';
 import { readLenencBytes, writeLenencInt, lenencIntSize } from '../../src/protocol/lenenc.ts';
 import { LONG_DATA, execute, fetch, sendLongData } from '../../src/protocol/statement-commands.ts';
+import type { Param } from '../../src/protocol/statement-commands.ts';
 import {
   ProxyHarness,
   WARM_DB,
@@ -3246,6 +3247,22 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
         await a.execute('UPDATE s SET v = ? WHERE id = ?', ['n2', 5]);
         await b.execute(ROW, ['abc']);
         await run.expect({ hits: 0 }, "'abc' read again after a write by the number 5");
+        // A prepared IN list: each string's row; a result that found fewer rows than values
+        // (spellings of one row count apart) depends on rows added too.
+        const LIST = 'SELECT id, v FROM s WHERE id IN (?, ?) ORDER BY id';
+        const lists: Param[][] = [
+          ['abc', 'xyz'],
+          ['abc', 'nope'],
+          ['abc', 'ABC'],
+        ];
+        for (const list of [...lists, ...lists]) await b.execute(LIST, list);
+        await run.expect({ hits: 3 }, 'the lists, cached');
+        await a.query("UPDATE s SET v = 'x3' WHERE id = 'XYZ'");
+        for (const list of lists) await b.execute(LIST, list);
+        await run.expect({ hits: 2 }, "all but the list with 'xyz'");
+        await a.query("INSERT INTO s VALUES ('Nope', 'added')");
+        for (const list of lists) await b.execute(LIST, list);
+        await run.expect({ hits: 1 }, 'the list that found both its rows still served');
 
         // A key of an integer and a string, by text and prepared, in any order.
         const TAG = 'SELECT v FROM tagged WHERE slug = ? AND tenant = ?';
