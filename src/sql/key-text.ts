@@ -37,7 +37,7 @@ const LOWER_Z = 0x7a;
 const CASE_BIT = 0x20;
 
 /** Longer values are not taken: no key of a point table is that wide (see keyTextCollation). */
-export const MAX_KEY_TEXT = 255;
+const MAX_KEY_TEXT = 255;
 
 /**
  * What character `code` of a key value comes to in its row's name: itself for a lowercase letter
@@ -82,14 +82,8 @@ export function foldKeyText(text: string, start: number, end: number): string {
  */
 export function foldStoredKeyText(bytes: Buffer, start: number, end: number): string | null {
   while (end > start && bytes[end - 1] === SPACE) end--;
-  if (end - start > MAX_KEY_TEXT) return null;
-  let folded = '';
-  for (let i = start; i < end; i++) {
-    const code = keyTextCode(bytes[i]!);
-    if (code < 0) return null;
-    if (code > 0) folded += String.fromCharCode(code);
-  }
-  return folded;
+  if (!isKeyTextBytes(bytes, start, end)) return null;
+  return foldKeyText(bytes.toString('latin1', start, end), 0, end - start);
 }
 
 /**

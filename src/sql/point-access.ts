@@ -26,7 +26,7 @@ import {
   SINGLE_QUOTE,
 } from './char-codes.ts';
 import type { JoinedTable, PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
-import { foldKeyText, isKeyText, keyTextCode, MAX_KEY_TEXT } from './key-text.ts';
+import { foldKeyText, isKeyText, isKeyTextBytes } from './key-text.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
 import { WordTable } from './word-table.ts';
@@ -236,8 +236,7 @@ export function integerValue(text: string, start: number, end: number): string |
  */
 export function pointValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
   if (end - start >= 2 && bytes[start] === SINGLE_QUOTE && bytes[end - 1] === SINGLE_QUOTE) {
-    if (end - start - 2 > MAX_KEY_TEXT) return null;
-    for (let i = start + 1; i < end - 1; i++) if (keyTextCode(bytes[i]!) < 0) return null;
+    if (!isKeyTextBytes(bytes, start + 1, end - 1)) return null;
     return "'" + bytes.toString('latin1', start + 1, end - 1);
   }
   if (start >= end) return null;
@@ -361,9 +360,8 @@ function pointJoin(reader: Reader, from: number): PointAccess | null {
   let at = from + 1;
   for (;;) {
     const target = tableAndAlias(reader, at);
-    const table = reader.tableAt(at);
-    if (target === null || table === null) return null;
-    joined.push({ schema: table.schema, name: table.name });
+    if (target === null) return null;
+    joined.push({ schema: target.schema, name: target.name });
     names.push(target.names);
     at = target.next;
     // Its join condition.
@@ -719,10 +717,17 @@ function assignments(
   }
 }
 
-/** `t [[AS] alias]` at `index`: the names a column may be qualified with, and the index after. */
-function tableAndAlias(reader: Reader, index: number): { names: string[]; next: number } | null {
+/**
+ * `t [[AS] alias]` at `index`: the table (as Reader.tableAt reads it), the names a column may be
+ * qualified with, and the index after.
+ */
+function tableAndAlias(
+  reader: Reader,
+  index: number,
+): { schema: string | null; name: string; names: string[]; next: number } | null {
   const target = reader.tableAt(index);
   if (target === null) return null;
+  const { schema, name } = target;
   let next = target.next;
   const names = [target.name];
   if (reader.word(next) === W.AS) {
@@ -737,7 +742,7 @@ function tableAndAlias(reader: Reader, index: number): { names: string[]; next: 
       next++;
     }
   }
-  return { names, next };
+  return { schema, name, names, next };
 }
 
 /** `col` or `t.col` at `index`, `t` one of `names`: the column, and the index after. */
@@ -746,12 +751,11 @@ function columnAt(
   index: number,
   names: readonly string[],
 ): { name: string; next: number } | null {
-  const first = reader.name(index);
-  if (first === null) return null;
-  if (!reader.isOperator(index + 1, DOT)) return { name: first, next: index + 1 };
-  const second = reader.name(index + 2);
-  if (second === null || !names.includes(first)) return null;
-  return { name: second, next: index + 3 };
+  const column = qualifiedColumnAt(reader, index);
+  if (column === null || (column.qualifier !== null && !names.includes(column.qualifier))) {
+    return null;
+  }
+  return column;
 }
 
 /** `col` or `qualifier.col` at `index`: the column, its qualifier (null: none), the index after. */
