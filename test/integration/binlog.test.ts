@@ -866,6 +866,11 @@ describe('writes read from the log, bounded to their rows', () => {
       // table (it assigns the key).
       if (moves) await direct.query(`UPDATE ${named} SET code = 'kappa' WHERE code = 'delta'`);
       await onlyWrittenReadAgain(changed, untouched, old);
+      // A row stored with trailing spaces ('zeta  '): its row image names the row 'zeta', as
+      // the collation (PAD SPACE) does.
+      const padded = await cacheAll([code('zeta'), code('beta'), code('eps')]);
+      await direct.query(`UPDATE ${named} SET n = 70 WHERE code = 'ZETA'`);
+      await onlyWrittenReadAgain([code('zeta')], [code('beta'), code('eps')], padded);
       // A row whose key is outside ASCII: 'eta' reads it. Its write is a write of the table.
       const eta = await cacheAll([code('eta'), code('eps')]);
       await direct.query(`UPDATE ${named} SET n = 60 WHERE n = 6`);
