@@ -15,6 +15,7 @@
  * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
  */
 import { keySignature } from '../cache/row-slots.ts';
+import { KeyKind } from '../sql/point-access.ts';
 import { ColumnType } from '../protocol/constants.ts';
 import { foldStoredKeyText } from '../sql/key-text.ts';
 import { EVENT_HEADER_LENGTH, EventType, inflateCompressed } from './binlog-events.ts';
@@ -188,7 +189,10 @@ function pointKey(
   }
   const name = keySignature(
     primaryKey.map((index) => names[index]!.toLowerCase()),
-    widths.map((width) => width === 0),
+    // A BINARY or VARBINARY column is logged as a STRING or VARCHAR too: its key is the
+    // metadata's of bytes, whose signature this one never matches, so its writes are the
+    // whole table's (SchemaCatalog.rowWrite).
+    widths.map((width) => (width === 0 ? KeyKind.TEXT : KeyKind.INTEGER)),
   );
   return { indexes: primaryKey, name, widths };
 }

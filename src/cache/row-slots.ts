@@ -6,7 +6,9 @@
  * that only adds rows marks (with "some row") and a point read that found no row depends on.
  * A NUL byte is in no table's name.
  */
+import { HEX_CODES } from '../sql/key-bytes.ts';
 import { keyTextCode } from '../sql/key-text.ts';
+import type { KeyKind } from '../sql/point-access.ts';
 import { NAME_HASH_START, nameHash, nameHashOf } from './invalidation-registry.ts';
 
 /**
@@ -74,6 +76,30 @@ export function rowTextHashOf(rowHash: number, bytes: Buffer, start: number, end
   return hash;
 }
 
+/**
+ * The hash of rowSlotName(table, the row name of the bytes `bytes[start, end)` in a column of
+ * bytes, padded with zero bytes to `padTo` bytes) from `rowHash` (rowNameHash(table)), without
+ * making a string: its bytes in lowercase hex (key-bytes.ts). At most `padTo` bytes, or any
+ * number when `padTo` is 0.
+ */
+export function rowBytesHashOf(
+  rowHash: number,
+  bytes: Buffer,
+  start: number,
+  end: number,
+  padTo: number,
+): number {
+  let hash = rowHash;
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i]!;
+    hash = nameHashOf(nameHashOf(hash, HEX_CODES[byte >>> 4]!), HEX_CODES[byte & 15]!);
+  }
+  for (let i = end - start; i < padTo; i++) {
+    hash = nameHashOf(nameHashOf(hash, HEX_CODES[0]!), HEX_CODES[0]!);
+  }
+  return hash;
+}
+
 /** The separator of a key of several columns' values in a row's name (rowKeyValue). */
 export const KEY_PART_SEPARATOR = 0x2c;
 
@@ -105,10 +131,13 @@ export function rowValueHashOf(hash: number, value: number | string): number {
   return typeof value === 'number' ? rowHashOf(hash, value) : nameHash(hash, value);
 }
 
+/** What follows a column's name in a key's signature, by what it holds (KeyKind's order). */
+const KIND_MARKS = ['', "'", '#', '#'];
+
 /**
  * What tells a point key apart from another of the same table (SchemaCatalog.rowWrite): its
- * columns in order, each string column's name followed by a quote.
+ * columns in order, each string column's name followed by a quote, each column of bytes' by `#`.
  */
-export function keySignature(columns: readonly string[], text: readonly boolean[]): string {
-  return columns.map((column, index) => (text[index] ? `${column}'` : column)).join(',');
+export function keySignature(columns: readonly string[], kinds: readonly KeyKind[]): string {
+  return columns.map((column, index) => column + KIND_MARKS[kinds[index]!]!).join(',');
 }

@@ -11,6 +11,8 @@
  * reads names in (UTF-8 bytes as Latin-1, see name-encoding.ts).
  */
 
+import type { KeyKind } from '../sql/point-access.ts';
+
 /** Stands for "unknown": a view whose definition could not be read, a trigger that may write anything. */
 export const UNKNOWN_TABLE = '*';
 
@@ -115,11 +117,12 @@ export interface SchemaSnapshot {
 export interface PointKey {
   /** The key's columns, lowercased, in the key's order. */
   columns: readonly string[];
-  /** Which of them hold strings (CHAR, VARCHAR), in order; the others hold integers. */
-  text: readonly boolean[];
+  /** What each of them holds (integers, strings or bytes), in order. */
+  kinds: readonly KeyKind[];
   /**
    * The largest value each integer column's type holds (at most Number.MAX_SAFE_INTEGER), the
-   * most characters each string column holds, in order.
+   * most characters each string column holds, the most bytes each column of bytes holds, in
+   * order.
    */
   max: readonly number[];
   /**

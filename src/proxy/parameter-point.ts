@@ -5,7 +5,7 @@
  * to under the metadata loaded now (worked out once per load) and the values' digits (no string
  * is made). A text's literal values are the memo's business instead (statement-memo.ts).
  */
-import { keyValueOf } from '../sql/point-access.ts';
+import { KeyKind, keyValueOf } from '../sql/point-access.ts';
 import type { StatementInfo } from '../sql/statement-info.ts';
 import type { PointRead } from './schema-catalog.ts';
 
@@ -64,8 +64,9 @@ export class ParameterPoint {
     this.literalSpellings = [];
     for (let i = 0; i < parameters.length; i++) {
       const value = info.point!.candidates[target!.candidates[i]!]!.value;
-      const text = target!.text[i]!;
-      const row = value === null ? null : keyValueOf(value, text, target!.max[i]!);
+      const kind = target!.kinds[i]!;
+      const text = kind !== KeyKind.INTEGER;
+      const row = value === null ? null : keyValueOf(value, kind, target!.max[i]!);
       this.literals[i] = row === null || text ? NaN : Number(row);
       this.literalTexts.push(text ? row : null);
       this.literalSpellings.push(text ? value : null);

@@ -27,7 +27,7 @@ import { Flight } from '../cache/single-flight.ts';
 import { TableDependencies } from '../cache/table-dependencies.ts';
 import type { PointKey, TemporaryProcedure } from '../cache/table-dependencies.ts';
 import { isAscii, isUnresolvableName, routineNameOf } from '../sql/name-encoding.ts';
-import { keyValueOf } from '../sql/point-access.ts';
+import { KeyKind, keyValueOf } from '../sql/point-access.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import type { TableRef } from '../sql/statement-classifier.ts';
 import type { PointAccess } from '../sql/statement-info.ts';
@@ -85,10 +85,10 @@ export interface PointRead {
   /** The slot every write of a row marks (for a text whose value is no row's). */
   someRowSlot: number;
   /**
-   * Whether each of `candidates`' columns holds strings, and the largest value of its integer
-   * type or the most characters it holds, in their order (keyValueOf).
+   * What each of `candidates`' columns holds, and the largest value of its integer type or the
+   * most characters or bytes it holds, in their order (keyValueOf).
    */
-  text: readonly boolean[];
+  kinds: readonly KeyKind[];
   max: readonly number[];
   /** Which of the statement's point candidates bounds it (the first of `candidates`). */
   candidate: number;
@@ -346,7 +346,7 @@ export class SchemaCatalog {
       table: name,
       tableSlot: this.#registry.slotOf(name),
       someRowSlot: this.#registry.slotOf(someRowName(name)),
-      text: candidates.map((_, index) => key.text[width === 1 ? 0 : index]!),
+      kinds: candidates.map((_, index) => key.kinds[width === 1 ? 0 : index]!),
       max: candidates.map((_, index) => key.max[width === 1 ? 0 : index]!),
       candidate: candidates[0]!,
       candidates,
@@ -443,7 +443,7 @@ export class SchemaCatalog {
     if (dependencies === null) return null;
     const name = qualify(table, null);
     const key = name === null ? undefined : dependencies.pointKeyOf(name);
-    if (name === null || key === undefined || keySignature(key.columns, key.text) !== columns) {
+    if (name === null || key === undefined || keySignature(key.columns, key.kinds) !== columns) {
       return null;
     }
     const bases = dependencies.readsOf(name);
@@ -531,8 +531,9 @@ export class SchemaCatalog {
         continue;
       }
       const column = width === 1 ? 0 : i;
-      const row = keyValueOf(value, key.text[column]!, key.max[column]!);
-      if (row === null || (point.insert && !key.text[column] && row === '0')) return null;
+      const kind = key.kinds[column]!;
+      const row = keyValueOf(value, kind, key.max[column]!);
+      if (row === null || (point.insert && kind === KeyKind.INTEGER && row === '0')) return null;
       rows.push(row);
     }
     if (rows.length === 0) return null;

@@ -13,7 +13,13 @@ import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import { nameHash, nameHashOf } from '../cache/invalidation-registry.ts';
-import { KEY_PART_SEPARATOR, rowHashOf, rowKeyValue, rowTextHashOf } from '../cache/row-slots.ts';
+import {
+  KEY_PART_SEPARATOR,
+  rowBytesHashOf,
+  rowHashOf,
+  rowKeyValue,
+  rowTextHashOf,
+} from '../cache/row-slots.ts';
 import type { Flight, SingleFlight } from '../cache/single-flight.ts';
 import { digestTextOf } from '../cache/statement-digests.ts';
 import type { DigestGathering, DigestRecord, DigestTable } from '../cache/statement-digests.ts';
@@ -34,7 +40,7 @@ import { ReplyShape, replyShapeOf } from '../protocol/reply-tracker.ts';
 import type { ReplyTracker } from '../protocol/reply-tracker.ts';
 import { isKeyTextBytes } from '../sql/key-text.ts';
 import { NameEncoding } from '../sql/name-encoding.ts';
-import { keyValueOf } from '../sql/point-access.ts';
+import { KeyKind, keyValueOf } from '../sql/point-access.ts';
 import { isSystemSchema } from '../sql/statement-classifier.ts';
 import { writesProgramTables } from '../sql/table-ref.ts';
 import type {
@@ -1700,7 +1706,8 @@ export class StatementRouter {
       const parameter = parameters[i]!;
       if (composite && i > 0) hash = nameHashOf(hash, KEY_PART_SEPARATOR);
       const from = composite ? hash : target.rowHash;
-      if (target.text[i]!) {
+      const kind = target.kinds[i]!;
+      if (kind !== KeyKind.INTEGER) {
         const literal = point.literalTexts[i]!;
         if (parameter < 0) {
           if (literal === null) return false;
@@ -1711,8 +1718,20 @@ export class StatementRouter {
           if (!textParameter(payload, count, types, typesAt, layout.valuesStart, parameter))
             return false;
           const { start, end } = textSpan;
-          if (end - start > target.max[i]! || !isKeyTextBytes(payload, start, end)) return false;
-          hash = rowTextHashOf(from, payload, start, end);
+          const max = target.max[i]!;
+          if (end - start > max) return false;
+          if (kind === KeyKind.TEXT) {
+            if (!isKeyTextBytes(payload, start, end)) return false;
+            hash = rowTextHashOf(from, payload, start, end);
+          } else {
+            hash = rowBytesHashOf(
+              from,
+              payload,
+              start,
+              end,
+              kind === KeyKind.FIXED_BYTES ? max : 0,
+            );
+          }
           point.textStarts[i] = start;
           point.textEnds[i] = end;
         }
@@ -2099,7 +2118,7 @@ export class StatementRouter {
       entry.readKeys = 0;
     } else if (read.candidates.length === 1) {
       const value = entry.pointValues?.[read.candidate] ?? null;
-      const row = value === null ? null : keyValueOf(value, read.text[0]!, read.max[0]!);
+      const row = value === null ? null : keyValueOf(value, read.kinds[0]!, read.max[0]!);
       entry.readSlots = Int32Array.of(
         read.tableSlot,
         row !== null ? catalog.rowSlot(read.table, row) : read.someRowSlot,
@@ -2128,13 +2147,15 @@ export class StatementRouter {
     // A string column's values are counted as written: values that differ in letter case may
     // name one row, which counts it twice and only makes its result depend on "new rows"
     // (#storedSlots); counted by their rows' names, values that share a name but are two rows
-    // ('a-b' and 'ab') would count once. An integer column's are counted by their rows.
+    // ('a-b' and 'ab') would count once. A column of bytes' are counted as written too (`'ab'`
+    // and `X'6162'` count twice). An integer column's are counted by their rows.
     const keys = new Set<string>();
     const rows: string[] = [];
     slots[0] = read.tableSlot;
     for (let i = 0; i < read.candidates.length; i++) {
       const value = values?.[read.candidates[i]!] ?? null;
-      const row = value === null ? null : keyValueOf(value, read.text[i]!, read.max[i]!);
+      const kind = read.kinds[i]!;
+      const row = value === null ? null : keyValueOf(value, kind, read.max[i]!);
       if (row === null) {
         entry.readSlots = Int32Array.of(read.tableSlot, read.someRowSlot);
         entry.readKeys = 0;
@@ -2143,7 +2164,7 @@ export class StatementRouter {
       rows.push(row);
       if (composite) continue;
       slots[1 + i] = catalog.rowSlot(read.table, row);
-      keys.add(read.text[i]! ? value! : row);
+      keys.add(kind !== KeyKind.INTEGER ? value! : row);
     }
     if (composite) slots[1] = catalog.rowSlot(read.table, rowKeyValue(rows));
     entry.readSlots = slots;

@@ -26,6 +26,7 @@ import {
   SINGLE_QUOTE,
 } from './char-codes.ts';
 import type { JoinedTable, PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
+import { bytesRowName, HEX_VALUE, hexLiteralValue } from './key-bytes.ts';
 import { foldKeyText, isKeyText, isKeyTextBytes } from './key-text.ts';
 import { Op, TokenKind } from './tokenizer.ts';
 import type { TokenList } from './tokenizer.ts';
@@ -170,12 +171,14 @@ class Reader {
    * null if none. A quoted string's value is a quote and its characters (see keyValueOf): to an
    * integer column it is the number it spells when it is digits only (`id = '05'` is `id = 5`,
    * what PHP's PDO sends for a bound id, its prepares emulated), to a string column its row's
-   * name (key-text.ts). A string of other characters (`'5 '`, `'a b'`, `'é'`) and a string with
-   * a prefix (`X'35'` is 53 as a number, `_latin1'5'`, `N'5'`) is no candidate.
+   * name (key-text.ts). A hex literal's value is `x` and its digits (key-bytes.ts): it names a
+   * row of a column of bytes only (`X'35'` is 53 to an integer column). A string of other
+   * characters (`'5 '`, `'a b'`, `'é'`) and a string with another prefix (`_latin1'5'`, `N'5'`)
+   * is no candidate.
    */
   candidate(column: string, index: number, table = 0): PointCandidate | null {
     const at = this.tokens.starts[index]!;
-    const value = this.integer(index) ?? this.quoted(index);
+    const value = this.integer(index) ?? this.quoted(index) ?? this.hex(index);
     if (value !== null) return { column, at, value, parameter: -1, table };
     const parameter = this.parameter(index);
     return parameter < 0 ? null : { column, at, value: null, parameter, table };
@@ -199,6 +202,15 @@ class Reader {
       return null;
     }
     return "'" + sql.slice(start + 1, end - 1);
+  }
+
+  /** The value of a hex literal at `index` (`X'0aff'`, `0x0aff`), as hexLiteralValue gives it. */
+  hex(index: number): string | null {
+    if (index < this.start || index >= this.end) return null;
+    const tokens = this.tokens;
+    const kind = tokens.kinds[index];
+    if (kind !== TokenKind.String && kind !== TokenKind.Number) return null;
+    return hexLiteralValue(tokens.sql, tokens.starts[index]!, tokens.ends[index]!);
   }
 
   /**
@@ -247,16 +259,31 @@ export function pointValueOfBytes(bytes: Buffer, start: number, end: number): st
 }
 
 /**
- * The name of the row a candidate's `value` (as Reader.candidate gives it) names in a key column
- * that holds strings (`text`, at most `max` characters) or integers (at most `max`): for an
- * integer column the number's digits (a quoted value when it is digits only), for a string
- * column a quoted value folded (key-text.ts; a number is compared with the column's strings as
- * numbers, `'05'` and `'5.0'` equal to 5, so it names none). Null when it names no row: a value
- * out of the column's range (an INSERT of it would store another, clipped or cut short).
+ * What a point key's column holds, which decides the values that name its rows and their names
+ * (keyValueOf): integers; strings of a character set (CHAR, VARCHAR: key-text.ts); bytes
+ * (VARBINARY), or bytes padded to the column's width (BINARY: key-bytes.ts).
  */
-export function keyValueOf(value: string, text: boolean, max: number): string | null {
-  const quoted = value.charCodeAt(0) === SINGLE_QUOTE;
-  if (text) {
+export const KeyKind = { INTEGER: 0, TEXT: 1, BYTES: 2, FIXED_BYTES: 3 } as const;
+export type KeyKind = (typeof KeyKind)[keyof typeof KeyKind];
+
+/**
+ * The name of the row a candidate's `value` (as Reader.candidate gives it) names in a key column
+ * of `kind`, whose values are at most `max` (an integer column's), or at most `max` characters
+ * (a string column's) or bytes (a column of bytes): for an integer column the number's digits
+ * (a quoted value when it is digits only), for a string column a quoted value folded
+ * (key-text.ts; a number is compared with the column's strings as numbers, `'05'` and `'5.0'`
+ * equal to 5, so it names none), for a column of bytes a quoted value's or hex literal's bytes
+ * (key-bytes.ts). Null when it names no row: a value out of the column's range (an INSERT of it
+ * would store another, clipped or cut short), or a hex literal to a column not of bytes.
+ */
+export function keyValueOf(value: string, kind: KeyKind, max: number): string | null {
+  const first = value.charCodeAt(0);
+  if (kind === KeyKind.BYTES || kind === KeyKind.FIXED_BYTES) {
+    return bytesRowName(value, max, kind === KeyKind.FIXED_BYTES);
+  }
+  if (first === HEX_VALUE) return null;
+  const quoted = first === SINGLE_QUOTE;
+  if (kind === KeyKind.TEXT) {
     return quoted && value.length - 1 <= max ? foldKeyText(value, 1, value.length) : null;
   }
   const digits = quoted ? integerValue(value, 1, value.length) : value;

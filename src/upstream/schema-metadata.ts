@@ -25,7 +25,9 @@ import {
   RIGHT_PARENTHESIS,
   SEMICOLON,
 } from '../sql/char-codes.ts';
+import { MAX_KEY_BYTES } from '../sql/key-bytes.ts';
 import { keyTextCollation } from '../sql/key-text.ts';
+import { KeyKind } from '../sql/point-access.ts';
 import { Kw } from '../sql/keywords.ts';
 import { classify, serverVersionNumber } from '../sql/statement-classifier.ts';
 import type {
@@ -528,6 +530,16 @@ const INNODB_UNSIGNED = 512;
  */
 const INNODB_STRING_TYPES = new Set([1, 2, 12, 13]);
 const STRING_TYPES = new Set([15, 253, 254]);
+/**
+ * InnoDB's main types of binary strings, DATA_FIXBINARY (BINARY) and DATA_BINARY (VARBINARY),
+ * and the server's type codes of BINARY (the CHAR code) and VARBINARY (the VARCHAR code); their
+ * collation is `binary`, whose id this is.
+ */
+const INNODB_FIXBINARY = 3;
+const INNODB_BINARY = 4;
+const BINARY_TYPE = 254;
+const VARBINARY_TYPE = 15;
+const BINARY_COLLATION = 63;
 const INNODB_COLLATION_SHIFT = 16;
 const INNODB_COLLATION_MASK = 0x7fff;
 /**
@@ -539,8 +551,19 @@ const INTEGER_TYPES = new Set([1, 2, 3, 8, 9]);
 const PLAIN_COLUMN = /^[A-Za-z0-9_]+$/;
 
 /**
+ * What a key column of InnoDB's main type `mtype` and PRTYPE `prtype` holds when it holds bytes
+ * (BINARY, VARBINARY: key-bytes.ts), or -1.
+ */
+function bytesKind(mtype: number, prtype: number): KeyKind | -1 {
+  if (((prtype >>> INNODB_COLLATION_SHIFT) & INNODB_COLLATION_MASK) !== BINARY_COLLATION) return -1;
+  if (mtype === INNODB_FIXBINARY && (prtype & 0xff) === BINARY_TYPE) return KeyKind.FIXED_BYTES;
+  if (mtype === INNODB_BINARY && (prtype & 0xff) === VARBINARY_TYPE) return KeyKind.BYTES;
+  return -1;
+}
+
+/**
  * The point keys (SchemaSnapshot.pointKeys) in InnoDB's dictionary: primary keys of integer
- * columns and string columns of a collation key-text.ts folds (`collations`: their names by
+ * columns, columns of bytes (BINARY, VARBINARY) and string columns of a collation key-text.ts folds (`collations`: their names by
  * id; null when they could not be read), one or several ([schema, table] each, as
  * innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables
  * ALTER TABLE is building and names that need decoding are left out. `otherUnique` lists the
@@ -572,31 +595,36 @@ function innodbPointKeys(
     // In the key's order: a key's row is named by its values in that order (row-slots.ts).
     fields.sort((a, b) => Number(a[5]) - Number(b[5]));
     const columns: string[] = [];
-    const text: boolean[] = [];
+    const kinds: KeyKind[] = [];
     const max: number[] = [];
     for (const [, column, mtype, prtype, len, position] of fields) {
       if (column == null || !PLAIN_COLUMN.test(column)) break;
       if (Number(position) !== columns.length) break;
       const bytes = Number(len);
       const type = Number(prtype);
+      const binary = bytesKind(Number(mtype), type);
       if (INNODB_STRING_TYPES.has(Number(mtype)) && STRING_TYPES.has(type & 0xff)) {
         const collation = (type >>> INNODB_COLLATION_SHIFT) & INNODB_COLLATION_MASK;
         const characters = keyTextCollation(collationNames.get(collation) ?? '', bytes);
         if (characters < 0) break;
-        text.push(true);
+        kinds.push(KeyKind.TEXT);
         max.push(characters);
+      } else if (binary !== -1) {
+        if (bytes < 1 || bytes > MAX_KEY_BYTES) break;
+        kinds.push(binary);
+        max.push(bytes);
       } else {
         if (Number(mtype) !== INNODB_DATA_INT || !INTEGER_TYPES.has(type & 0xff)) break;
         if (![1, 2, 3, 4, 8].includes(bytes)) break;
         const bits = (type & INNODB_UNSIGNED) !== 0 ? 8 * bytes : 8 * bytes - 1;
-        text.push(false);
+        kinds.push(KeyKind.INTEGER);
         max.push(Math.min(2 ** bits - 1, Number.MAX_SAFE_INTEGER));
       }
       columns.push(column.toLowerCase());
     }
     if (columns.length !== fields.length) continue;
     const soleUniqueKey = withOtherKeys !== null && !withOtherKeys.has(name);
-    pointKeys.push([table, { columns, text, max, soleUniqueKey, movedByTriggers: false }]);
+    pointKeys.push([table, { columns, kinds, max, soleUniqueKey, movedByTriggers: false }]);
   }
   return pointKeys;
 }

@@ -20,7 +20,7 @@
  * schema metadata knows them from the start.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -383,6 +383,11 @@ describe('query cache under concurrent writes (2 workers)', () => {
     await admin.queryRows(
       `INSERT INTO ${S}.named SELECT CONCAT('row-', seq), 0 FROM seq_1_to_${ROWS}`,
     );
+    // Row r of ROWS keyed by 16 bytes, UNHEX(MD5(r)): a binary UUID's column.
+    await admin.queryRows(
+      `CREATE TABLE ${S}.uuids (id BINARY(16) PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB`,
+    );
+    await admin.queryRows(`INSERT INTO ${S}.uuids SELECT UNHEX(MD5(seq)), 0 FROM seq_1_to_${ROWS}`);
     proxy = await startProxyProcess({
       workers: 2,
       extraArgs: ['--admin-user', BACKEND_USER, '--admin-password', BACKEND_PASSWORD],
@@ -906,6 +911,42 @@ describe('query cache under concurrent writes (2 workers)', () => {
         },
       ],
       final: { sql: `SELECT code, v FROM ${S}.named`, rowOf: ([code]) => Number(code!.slice(4)) },
+    });
+  });
+
+  test('no stale read of rows keyed by bytes, each spelt as any hex literal, by text and prepared', (t) => {
+    /** Row r's key: its 16 bytes, and a text literal of them in one of its spellings. */
+    const key = (row: number): Buffer => createHash('md5').update(String(row)).digest();
+    const literal = (row: number): string => {
+      const hex = key(row).toString('hex');
+      return [`X'${hex}'`, `x'${hex.toUpperCase()}'`, `0x${hex}`][randomInt(3)]!;
+    };
+    const hexes = new Map<string, number>();
+    for (let row = 1; row <= ROWS; row++) hexes.set(key(row).toString('hex'), row);
+    return noStaleRowCounters(t, {
+      name: 'uuids',
+      writer: async (connection) => {
+        const prepared = await connection.prepare('UPDATE uuids SET v = v + 1 WHERE id = ?');
+        return (row, turn) => {
+          const kind = turn % 3;
+          return kind === 0
+            ? connection.query(`UPDATE uuids SET v = v + 1 WHERE id = ${literal(row)}`)
+            : kind === 1
+              ? connection.execute(prepared, [key(row)])
+              : connection.query(
+                  `INSERT INTO uuids (id, v) VALUES (${literal(row)}, 1) ON DUPLICATE KEY UPDATE v = v + 1`,
+                );
+        };
+      },
+      textRead: (row) => `SELECT v FROM uuids WHERE id = ${literal(row)}`,
+      binaryReads: [
+        { sql: 'SELECT v FROM uuids WHERE id = ?', params: (row) => [key(row)] },
+        { sql: 'SELECT v FROM uuids WHERE id IN (?, ?)', params: (row) => [key(row), key(row)] },
+      ],
+      final: {
+        sql: `SELECT HEX(id), v FROM ${S}.uuids`,
+        rowOf: ([hex]) => hexes.get(hex!.toLowerCase())!,
+      },
     });
   });
 

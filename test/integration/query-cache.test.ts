@@ -3287,6 +3287,135 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       },
     ));
 
+  test('a key of bytes: each row kept by its bytes, by hex literal, quoted string or parameter', () => {
+    const U1 = '0123456789abcdef0123456789abcdef';
+    const U2 = 'fedcba9876543210fedcba9876543210';
+    const U3 = '00000000000000000000000000000000';
+    const bytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+    return scenario(
+      [
+        'CREATE TABLE u (id BINARY(16) PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB',
+        `INSERT INTO u VALUES (X'${U1}', 'one'), (X'${U2}', 'two'), (X'${U3}', 'zero')`,
+        'CREATE TABLE vb (id VARBINARY(8) PRIMARY KEY, v INT) ENGINE=InnoDB',
+        "INSERT INTO vb VALUES ('ab', 1), ('AB', 2), ('ab\\0', 3), ('a-b', 4), ('5', 5)",
+        'CREATE TABLE tu (tenant INT, id BINARY(4), v INT, PRIMARY KEY (tenant, id)) ENGINE=InnoDB',
+        "INSERT INTO tu VALUES (1, 'ab', 1), (1, 'cd', 2), (2, 'ab', 3)",
+      ],
+      async (run) => {
+        const a = await run.session('A', { worker: 0 });
+        const b = await run.session('B', { worker: 1 });
+        // Every spelling of a value reads its row: X'…', x'…' and 0x… alike.
+        const reads = [
+          `SELECT v FROM u WHERE id = X'${U1}'`,
+          `SELECT v FROM u WHERE id = 0x${U1.toUpperCase()}`,
+          `SELECT v FROM u WHERE id = x'${U2}'`,
+          `SELECT v FROM u WHERE id IN (X'${U2}', X'${U3}') ORDER BY id`,
+        ];
+        const readAll = async (): Promise<void> => {
+          for (const sql of reads) await b.query(sql);
+        };
+        await readAll();
+        await readAll();
+        await run.expect({ hits: 4 }, 'all cached');
+        await a.query(`UPDATE u SET v = 'uno' WHERE id = 0x${U1}`);
+        await readAll();
+        await run.expect({ hits: 2, invalidations_all: 0 }, 'all but the two reads of U1');
+        await a.query(`DELETE FROM u WHERE id = X'${U3}'`);
+        await readAll();
+        await run.expect({ hits: 3 }, 'all but the list with U3');
+        // A value no row of the column holds: longer than 16 bytes (cut short where sql_mode
+        // lets it, so no row's name), or a number: the whole table.
+        await a.query("SET SESSION sql_mode = ''");
+        await a.query(`UPDATE u SET v = 'long' WHERE id = X'${U1}00'`);
+        await readAll();
+        await run.expect({ hits: 0 }, 'every read of u after a write of no row it can name');
+        await a.query(`UPDATE u SET v = 'n' WHERE id = 5`);
+        await readAll();
+        await run.expect({ hits: 0 }, 'every read of u after a write by a number');
+        // Prepared: a parameter's bytes name the row, a literal's alike.
+        const ROW = 'SELECT v FROM u WHERE id = ?';
+        for (const id of [U1, U2, U1, U2]) await b.execute(ROW, [bytes(id)]);
+        await run.expect({ hits: 2 }, 'prepared, cached');
+        await a.execute('UPDATE u SET v = ? WHERE id = ?', ['ONE', bytes(U1)]);
+        await b.execute(ROW, [bytes(U1)]);
+        await b.execute(ROW, [bytes(U2)]);
+        await run.expect({ hits: 1, invalidations_all: 0 }, 'all but U1');
+        await a.query(`UPDATE u SET v = 'TWO' WHERE id = X'${U2}'`);
+        await b.execute(ROW, [bytes(U2)]);
+        await b.execute(ROW, [bytes(U1)]);
+        await run.expect({ hits: 1 }, 'a text took the row of the executions of U2');
+        // A row added where a read found none: the BINARY column pads 'x' to 16 bytes.
+        const padded = `78${'00'.repeat(15)}`;
+        await b.query(`SELECT v FROM u WHERE id = X'${padded}'`);
+        await b.execute(ROW, [bytes(padded)]);
+        await a.query("INSERT INTO u VALUES ('x', 'padded')");
+        await b.query(`SELECT v FROM u WHERE id = X'${padded}'`);
+        await b.execute(ROW, [bytes(padded)]);
+        await run.expect({ hits: 0 }, 'the row stored by a shorter value, padded');
+        await a.execute('REPLACE INTO u (id, v) VALUES (?, ?)', [Buffer.from('x'), 'again']);
+        await b.execute(ROW, [bytes(padded)]);
+        await run.expect({ hits: 0 }, 'a prepared write of the shorter value');
+
+        // VARBINARY: bytes exactly; no letter case, no pad, no punctuation dropped.
+        const vreads = ["'ab'", "'AB'", "'a-b'", "X'616200'", "'5'"].map(
+          (value) => `SELECT v FROM vb WHERE id = ${value}`,
+        );
+        const vreadAll = async (): Promise<void> => {
+          for (const sql of vreads) await b.query(sql);
+        };
+        await vreadAll();
+        await vreadAll();
+        await run.expect({ hits: 5 }, 'vb cached');
+        await a.query("UPDATE vb SET v = 10 WHERE id = 'ab'");
+        await vreadAll();
+        await run.expect({ hits: 4, invalidations_all: 0 }, "all but 'ab'");
+        await a.query('UPDATE vb SET v = 11 WHERE id = 0x6162');
+        await a.query("UPDATE vb SET v = 12 WHERE id = 'a-b'");
+        await vreadAll();
+        await run.expect({ hits: 3 }, "all but 'ab' and 'a-b'");
+        // A number compares as a number: '5' and '05' are both 5, no row's name.
+        await a.query('UPDATE vb SET v = 13 WHERE id = 5');
+        await vreadAll();
+        await run.expect({ hits: 0 }, 'every read of vb after a write by a number');
+        // A prepared IN list of bytes, one of them a row not there yet.
+        const LIST = 'SELECT id, v FROM vb WHERE id IN (?, ?) ORDER BY id';
+        const lists: Param[][] = [
+          [Buffer.from('ab'), Buffer.from('AB')],
+          [Buffer.from('ab'), Buffer.from('new')],
+        ];
+        for (const list of [...lists, ...lists]) await b.execute(LIST, list);
+        await run.expect({ hits: 2 }, 'the lists, cached');
+        await a.query("UPDATE vb SET v = 14 WHERE id = 'AB'");
+        for (const list of lists) await b.execute(LIST, list);
+        await run.expect({ hits: 1 }, "all but the list with 'AB'");
+        await a.execute('INSERT INTO vb (id, v) VALUES (?, ?)', [Buffer.from('new'), 15]);
+        for (const list of lists) await b.execute(LIST, list);
+        await run.expect({ hits: 1 }, 'the list that found both its rows still served');
+
+        // A key of an integer and bytes, in any order.
+        const TU = 'SELECT v FROM tu WHERE id = ? AND tenant = ?';
+        const tus = async (): Promise<void> => {
+          await b.query("SELECT v FROM tu WHERE tenant = 1 AND id = X'61620000'");
+          await b.execute(TU, [Buffer.from('cd\0\0'), 1]);
+          await b.execute(TU, [Buffer.from('ab\0\0'), 2]);
+        };
+        await tus();
+        await tus();
+        await run.expect({ hits: 3 }, 'tu cached');
+        await a.execute('UPDATE tu SET v = ? WHERE tenant = ? AND id = ?', [
+          10,
+          1,
+          Buffer.from('ab'),
+        ]);
+        await tus();
+        await run.expect({ hits: 2, invalidations_all: 0 }, "all but (1, 'ab')");
+        await a.query("DELETE FROM tu WHERE id = 'ab' AND tenant = 2");
+        await tus();
+        await run.expect({ hits: 2 }, "all but (2, 'ab')");
+      },
+    );
+  });
+
   test('reads and writes bounded by an IN list of keys: their rows, not the table', () =>
     scenario([...KV], async (run) => {
       const a = await run.session('A', { worker: 0 });

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { TableDependencies } from '../../src/cache/table-dependencies.ts';
 import type { SchemaSnapshot } from '../../src/cache/table-dependencies.ts';
+import { KeyKind } from '../../src/sql/point-access.ts';
 import { serverVersionNumber } from '../../src/sql/statement-classifier.ts';
 import type { LowerCaseTableNames } from '../../src/sql/statement-classifier.ts';
 import { MysqlConnection } from '../../src/upstream/mysql-connection.ts';
@@ -60,6 +61,9 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_text_roman (code VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_roman_ci PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_text_utf16 (code VARCHAR(10) CHARACTER SET utf16 PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_binary (code VARBINARY(10) PRIMARY KEY) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_uuid (id BINARY(16) PRIMARY KEY, v INT) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_pair_binary (tenant INT, id BINARY(16), PRIMARY KEY (tenant, id)) ENGINE=InnoDB`,
+  `CREATE TABLE ${S}.keys_blob (b BLOB, PRIMARY KEY (b(10))) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_enum (e ENUM('a', 'b') PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
@@ -567,17 +571,19 @@ describe('schema metadata', () => {
     assert.equal(deps.writeMayCreateTables(q('flagged')), true);
   });
 
-  test('point keys: a primary key of integer or string columns, read from InnoDB’s dictionary', () => {
+  test('point keys: a primary key of integer, string or binary columns, read from InnoDB’s dictionary', () => {
     const points = Object.fromEntries(
       [...(snapshot.pointKeys ?? [])]
         .filter(([name]) => name.startsWith(`${S}.`))
         // Integers only, unless a test says otherwise.
         .map(([name, key]) => [
           name,
-          key.text.some(Boolean) ? key : { ...key, text: key.text.length },
+          key.kinds.some((kind) => kind !== KeyKind.INTEGER)
+            ? key
+            : { ...key, kinds: key.kinds.length },
         ]),
     );
-    const sole = { soleUniqueKey: true, movedByTriggers: false, text: 1 };
+    const sole = { soleUniqueKey: true, movedByTriggers: false, kinds: 1 };
     const int = 2 ** 31 - 1;
     assert.deepEqual(points[q('plain')], { columns: ['id'], max: [int], ...sole });
     assert.deepEqual(points[q('keys_bigint')], {
@@ -593,38 +599,57 @@ describe('schema metadata', () => {
       columns: ['a', 'b'],
       max: [int, int],
       ...sole,
-      text: 2,
+      kinds: 2,
     });
     assert.deepEqual(points[q('keys_pair_reversed')], {
       columns: ['b', 'a'],
       max: [Number.MAX_SAFE_INTEGER, 2 ** 15 - 1],
       ...sole,
-      text: 2,
+      kinds: 2,
     });
     // Strings of a collation key-text.ts folds: how many characters each holds.
     assert.deepEqual(points[q('keys_text')], {
       columns: ['code'],
       max: [10],
       ...sole,
-      text: [true],
+      kinds: [KeyKind.TEXT],
     });
     assert.deepEqual(points[q('keys_char')], {
       columns: ['code'],
       max: [8],
       ...sole,
-      text: [true],
+      kinds: [KeyKind.TEXT],
     });
     assert.deepEqual(points[q('keys_pair_text')], {
       columns: ['a', 'code'],
       max: [int, 10],
       ...sole,
-      text: [false, true],
+      kinds: [KeyKind.INTEGER, KeyKind.TEXT],
+    });
+    // Bytes (VARBINARY, BINARY padded to its width): how many bytes each holds.
+    assert.deepEqual(points[q('keys_binary')], {
+      columns: ['code'],
+      max: [10],
+      ...sole,
+      kinds: [KeyKind.BYTES],
+    });
+    assert.deepEqual(points[q('keys_uuid')], {
+      columns: ['id'],
+      max: [16],
+      ...sole,
+      kinds: [KeyKind.FIXED_BYTES],
+    });
+    assert.deepEqual(points[q('keys_pair_binary')], {
+      columns: ['tenant', 'id'],
+      max: [int, 16],
+      ...sole,
+      kinds: [KeyKind.INTEGER, KeyKind.FIXED_BYTES],
     });
     // A point key still, but not the table's one unique key (what an upsert may collide on).
     for (const name of ['keys_unique', 'keys_unique_pair', 'keys_unique_long', 'keys_fulltext']) {
       assert.deepEqual(
         points[q(name)],
-        { columns: ['id'], max: [int], soleUniqueKey: false, movedByTriggers: false, text: 1 },
+        { columns: ['id'], max: [int], soleUniqueKey: false, movedByTriggers: false, kinds: 1 },
         name,
       );
     }
@@ -642,14 +667,15 @@ describe('schema metadata', () => {
       assert.equal(points[q(name)]?.movedByTriggers, moved, name);
     }
     // Not MyISAM's, not strings of a collation that takes letters for others, of a character
-    // set whose bytes are not ASCII's, or binary, not ENUM, not YEAR (`y = 5` is 2005), not a
-    // partitioned table's (InnoDB lists its partitions), not a table without a primary key.
+    // set whose bytes are not ASCII's, not ENUM, not a BLOB's prefix (a key of part of the
+    // value), not YEAR (`y = 5` is 2005), not a partitioned table's (InnoDB lists its
+    // partitions), not a table without a primary key.
     for (const name of [
       'plain_myisam',
       'keys_text_roman',
       'keys_text_utf16',
-      'keys_binary',
       'keys_enum',
+      'keys_blob',
       'keys_year',
       'keys_none',
       'keys_parted',

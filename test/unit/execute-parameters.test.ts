@@ -8,7 +8,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { InvalidationRegistry } from '../../src/cache/invalidation-registry.ts';
-import { rowHashOf, rowNameHash, rowSlotName, rowTextHashOf } from '../../src/cache/row-slots.ts';
+import {
+  rowBytesHashOf,
+  rowHashOf,
+  rowNameHash,
+  rowSlotName,
+  rowTextHashOf,
+} from '../../src/cache/row-slots.ts';
+import { KeyKind, keyValueOf } from '../../src/sql/point-access.ts';
 import { EXECUTE_HEADER_LENGTH, executeLayoutOf } from '../../src/protocol/command-fields.ts';
 import {
   NO_INTEGER,
@@ -257,5 +264,42 @@ describe('an execution’s string parameter', () => {
         value,
       );
     }
+  });
+
+  test('the slot made from a parameter’s bytes is the one made from its literal, in a column of bytes', () => {
+    const registry = new InvalidationRegistry(InvalidationRegistry.allocate(1 << 16));
+    const hash = rowNameHash('d.t');
+    const slotOfLiteral = (value: string, kind: KeyKind, max: number): number =>
+      registry.slotOf(rowSlotName('d.t', keyValueOf(value, kind, max)!));
+    for (const bytes of [
+      Buffer.from('0123456789abcdef0123456789abcdef', 'hex'),
+      Buffer.from([0, 1, 0xff, 0x7f, 0x80]),
+      Buffer.from('Ab-1', 'latin1'),
+      Buffer.alloc(0),
+    ]) {
+      const hex = `x${bytes.toString('hex')}`;
+      const name = bytes.toString('hex');
+      assert.equal(
+        registry.slotOfHash(rowBytesHashOf(hash, bytes, 0, bytes.length, 0)),
+        slotOfLiteral(hex, KeyKind.BYTES, 16),
+        name,
+      );
+      assert.equal(
+        registry.slotOfHash(rowBytesHashOf(hash, bytes, 0, bytes.length, 16)),
+        slotOfLiteral(hex, KeyKind.FIXED_BYTES, 16),
+        `${name}, padded`,
+      );
+    }
+    // A quoted literal of the same bytes names the same row.
+    const ab = Buffer.from('Ab-1', 'latin1');
+    assert.equal(
+      registry.slotOfHash(rowBytesHashOf(hash, ab, 0, ab.length, 8)),
+      slotOfLiteral("'Ab-1", KeyKind.FIXED_BYTES, 8),
+    );
+    assert.notEqual(
+      registry.slotOfHash(rowBytesHashOf(hash, ab, 0, ab.length, 0)),
+      slotOfLiteral("'ab-1", KeyKind.BYTES, 8),
+      'bytes keep their letter case',
+    );
   });
 });

@@ -13,7 +13,7 @@ import {
   type StatementKind,
   type TableRef,
 } from '../../src/sql/statement-classifier.ts';
-import { keyValueOf } from '../../src/sql/point-access.ts';
+import { KeyKind, keyValueOf } from '../../src/sql/point-access.ts';
 import { writesProgramTables } from '../../src/sql/table-ref.ts';
 
 const DEFAULTS: ClassifyOptions = { ansiQuotes: false, lowerCaseTableNames: 0 };
@@ -2191,6 +2191,22 @@ describe('point access: the rows a statement is bounded to by one column’s val
       ["SELECT c FROM t WHERE id = '-5'", [[['id', "'-5"]], []]],
       ["SELECT c FROM t WHERE name = 'Ab-c_1.x:Y'", [[['name', "'Ab-c_1.x:Y"]], []]],
       ["SELECT c FROM t WHERE id = '1234567890123456'", [[['id', "'1234567890123456"]], []]],
+      // A hex literal: `x`, then its digits in lowercase, an odd number of 0x's given a leading
+      // zero as the server reads it (keyValueOf: only a column of bytes takes it).
+      ["SELECT c FROM t WHERE id = X'0aFF'", [[['id', 'x0aff']], []]],
+      ["SELECT c FROM t WHERE id = x''", [[['id', 'x']], []]],
+      ['SELECT c FROM t WHERE id = 0x5', [[['id', 'x05']], []]],
+      ['SELECT c FROM t WHERE id = 0xABcd', [[['id', 'xabcd']], []]],
+      [
+        "INSERT INTO t (id, v) VALUES (X'00ff', 1)",
+        [
+          [
+            ['id', 'x00ff'],
+            ['v', '1'],
+          ],
+          [],
+        ],
+      ],
       ['SELECT c FROM t AS x WHERE x.id = 5 AND k > 3 ORDER BY c', [[['id', '5']], []]],
       ['SELECT c FROM t x WHERE k > 3 && x.id = 5 GROUP BY c', [[['id', '5']], []]],
       ['SELECT c FROM db.t WHERE `id` = 5 FOR UPDATE', [[['id', '5']], []]],
@@ -2271,32 +2287,44 @@ describe('point access: the rows a statement is bounded to by one column’s val
     }
   });
 
-  test('the row a value names: an integer column’s number, a string column’s folded string', () => {
+  test('the row a value names: an integer column’s number, a string column’s folded string, a column of bytes’ hex', () => {
     const int = 2 ** 31 - 1;
-    for (const [value, text, max, expected] of [
-      ['5', false, int, '5'],
-      ["'007", false, int, '7'],
-      ["'", false, int, null],
-      ["'-5", false, int, null],
-      ["'5.0", false, int, null],
-      ["'abc", false, int, null],
-      ["'1234567890123456", false, Number.MAX_SAFE_INTEGER, null],
-      ['128', false, 127, null],
+    const { INTEGER, TEXT, BYTES, FIXED_BYTES } = KeyKind;
+    for (const [value, kind, max, expected] of [
+      ['5', INTEGER, int, '5'],
+      ["'007", INTEGER, int, '7'],
+      ["'", INTEGER, int, null],
+      ["'-5", INTEGER, int, null],
+      ["'5.0", INTEGER, int, null],
+      ["'abc", INTEGER, int, null],
+      ["'1234567890123456", INTEGER, Number.MAX_SAFE_INTEGER, null],
+      ['128', INTEGER, 127, null],
+      // A hex literal is a number to an integer column (X'35' is 53), bytes to a string column.
+      ['x35', INTEGER, int, null],
+      ['x35', TEXT, 20, null],
       // A number compared with strings compares as a number ('5', '05' and '5.0' are all 5).
-      ['5', true, 20, null],
-      ["'5", true, 20, '5'],
-      ["'05", true, 20, '05'],
-      ["'Ab-C_1.x:Y", true, 20, 'abc1xy'],
-      ["'", true, 20, ''],
+      ['5', TEXT, 20, null],
+      ["'5", TEXT, 20, '5'],
+      ["'05", TEXT, 20, '05'],
+      ["'Ab-C_1.x:Y", TEXT, 20, 'abc1xy'],
+      ["'", TEXT, 20, ''],
       // Longer than the column: an INSERT of it would store it cut short.
-      ["'abcde", true, 5, 'abcde'],
-      ["'abcdef", true, 5, null],
+      ["'abcde", TEXT, 5, 'abcde'],
+      ["'abcdef", TEXT, 5, null],
+      // Bytes: exact (no case folded, nothing dropped), in hex; a number compares as a number.
+      ["'Ab-1", BYTES, 10, '41622d31'],
+      ["'ab", BYTES, 10, '6162'],
+      ['x6162', BYTES, 10, '6162'],
+      ['x', BYTES, 10, ''],
+      ['5', BYTES, 10, null],
+      ["'abc", BYTES, 2, null],
+      ['x616263', BYTES, 2, null],
+      // BINARY(n) stores a shorter value padded with zero bytes.
+      ["'ab", FIXED_BYTES, 4, '61620000'],
+      ['x61620000', FIXED_BYTES, 4, '61620000'],
+      ['x6162000000', FIXED_BYTES, 4, null],
     ] as const) {
-      assert.equal(
-        keyValueOf(value, text, max),
-        expected,
-        `${value} (${text ? 'string' : 'integer'})`,
-      );
+      assert.equal(keyValueOf(value, kind, max), expected, `${value} (kind ${kind})`);
     }
   });
 
@@ -2315,9 +2343,8 @@ describe('point access: the rows a statement is bounded to by one column’s val
       'SELECT c FROM t WHERE (id = 5)',
       'SELECT c FROM t WHERE id = 5.0',
       'SELECT c FROM t WHERE id = 5e0',
-      'SELECT c FROM t WHERE id = 0x5',
-      // A string of other characters than key-text.ts names rows by, or with a prefix: X'35'
-      // is 53 as a number.
+      // A string of other characters than key-text.ts names rows by, with a prefix other than
+      // X, or a hex literal the server refuses (an odd number of digits in X'…').
       "SELECT c FROM t WHERE id = '5 '",
       "SELECT c FROM t WHERE id = 'a b'",
       "SELECT c FROM t WHERE id = 'café'",
@@ -2325,7 +2352,10 @@ describe('point access: the rows a statement is bounded to by one column’s val
       "SELECT c FROM t WHERE id = 'a\\_'",
       "SELECT c FROM t WHERE id = 'a@b'",
       `SELECT c FROM t WHERE id = '${'a'.repeat(256)}'`,
-      "SELECT c FROM t WHERE id = X'35'",
+      "SELECT c FROM t WHERE id = X'355'",
+      "SELECT c FROM t WHERE id = X'3G'",
+      `SELECT c FROM t WHERE id = X'${'ab'.repeat(256)}'`,
+      'SELECT c FROM t WHERE id = 0x',
       "SELECT c FROM t WHERE id = _latin1'5'",
       "SELECT c FROM t WHERE id = N'5'",
       "SELECT c FROM t WHERE id = '5' '6'",
