@@ -13,6 +13,7 @@
  * cache keys it. The table is bounded: past MAX_DIGESTS digests a worker counts new ones under
  * OTHER_DIGEST, and a digest is cut at MAX_DIGEST_LENGTH characters.
  */
+import { isLiteralMark } from '../sql/statement-shape.ts';
 import { BYPASS_NAMES } from './cache-stats.ts';
 import type { Flight } from './single-flight.ts';
 
@@ -22,10 +23,6 @@ export const MAX_DIGESTS = 2000;
 export const MAX_DIGEST_LENGTH = 1024;
 /** Where a worker counts statements whose digests no longer fit. */
 export const OTHER_DIGEST = '(other statements)';
-
-/** What a shape marks a number or a string literal with (statement-shape.ts). */
-const NUMBER_MARK = 1;
-const STRING_MARK = 2;
 
 /** One digest's counts, in one worker. */
 export class DigestRecord {
@@ -128,7 +125,7 @@ export function digestTextOf(shape: string | null, keyText: string): string {
     let copied = 0;
     for (let at = 0; at < shape.length; at++) {
       const code = shape.charCodeAt(at);
-      if (code === NUMBER_MARK || code === STRING_MARK) {
+      if (isLiteralMark(code)) {
         text += `${shape.slice(copied, at)}?`;
         copied = at + 1;
       }

@@ -24,6 +24,7 @@ import {
   LEFT_PARENTHESIS,
   RIGHT_PARENTHESIS,
   SINGLE_QUOTE,
+  isDigit,
 } from './char-codes.ts';
 import type { JoinedTable, PointAccess, PointCandidate, StatementKind } from './statement-info.ts';
 import { bytesRowName, HEX_VALUE, hexLiteralValue } from './key-bytes.ts';
@@ -242,11 +243,15 @@ export function integerValue(text: string, start: number, end: number): string |
 }
 
 /**
- * The value of a shaped text's literal `bytes[start, end)` (a number, or a single-quoted string,
- * see statement-shape.ts), as Reader.candidate gives it: the same value, read from another text
- * of the statement's shape. Null when it is none.
+ * The value of a shaped text's literal `bytes[start, end)` (a number, a single-quoted string or
+ * a hex literal, see statement-shape.ts), as Reader.candidate gives it: the same value, read from
+ * another text of the statement's shape. Null when it is none.
  */
 export function pointValueOfBytes(bytes: Buffer, start: number, end: number): string | null {
+  if (bytes[start] !== SINGLE_QUOTE && end - start >= 2 && !isDigit(bytes[start + 1]!)) {
+    // Neither a string nor decimal digits: a hex literal, X'…' or 0x… (findShape).
+    return hexLiteralValue(bytes.toString('latin1', start, end), 0, end - start);
+  }
   if (end - start >= 2 && bytes[start] === SINGLE_QUOTE && bytes[end - 1] === SINGLE_QUOTE) {
     if (!isKeyTextBytes(bytes, start + 1, end - 1)) return null;
     return "'" + bytes.toString('latin1', start + 1, end - 1);

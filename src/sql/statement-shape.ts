@@ -13,9 +13,11 @@
  *   character set (a backslash, a double quote, a non-ASCII byte; see mode-independence.ts),
  *   no control byte but tab, line feed and carriage return;
  * - a literal is a maximal run of decimal digits that does not follow a name, a dot or an `@`
- *   and is not followed by a letter, a digit, `_`, `$` or a dot (else `1e5`, `0x1F`, `1.5`,
- *   `1abc` or `t.1` would be taken apart: such a text has no shape), or a single-quoted string
- *   with no doubled quote and no name right before it (not `X'0F'`, `_utf8'a'`);
+ *   and is not followed by a letter, a digit, `_`, `$` or a dot (else `1e5`, `0b1`, `1.5`,
+ *   `1abc` or `t.1` would be taken apart: such a text has no shape), a single-quoted string
+ *   with no doubled quote and no name right before it (not `_utf8'a'`), or a hex literal:
+ *   `X'…'` or `x'…'` of an even number of hex digits, or `0x` and hex digits, not followed by
+ *   a letter, a digit, `_`, `$`, a dot or a quote (the two spellings mean the same: one mark);
  * - everything else, quoted identifiers included, stays in the shape byte for byte.
  */
 import {
@@ -29,6 +31,8 @@ import {
   DOUBLE_QUOTE,
   HASH,
   LOWER_A,
+  LOWER_F,
+  LOWER_X,
   LOWER_Z,
   MINUS,
   SEMICOLON,
@@ -39,14 +43,22 @@ import {
   TAB,
   UNDERSCORE,
   UPPER_A,
+  UPPER_X,
   UPPER_Z,
   isDigit,
 } from './char-codes.ts';
 
 /** Stands for a number literal in a shape (a byte no shaped text holds). */
-const NUMBER_MARK = 1;
+export const NUMBER_MARK = 1;
 /** Stands for a string literal in a shape. */
-const STRING_MARK = 2;
+export const STRING_MARK = 2;
+/** Stands for a hex literal in a shape. */
+export const HEX_MARK = 3;
+
+/** Does `code` stand for a literal in a shape? */
+export function isLiteralMark(code: number): boolean {
+  return code === NUMBER_MARK || code === STRING_MARK || code === HEX_MARK;
+}
 
 const LINE_FEED = 10;
 
@@ -71,6 +83,15 @@ function isNameByte(code: number): boolean {
  */
 function isSpace(code: number): boolean {
   return code === SPACE || code === TAB || code === LINE_FEED || code === CARRIAGE_RETURN;
+}
+
+function isHexDigit(code: number): boolean {
+  return isDigit(code) || ((code | 0x20) >= LOWER_A && (code | 0x20) <= LOWER_F);
+}
+
+/** May `code` not follow a literal (it would make one token with it)? */
+function isLiteralEnd(code: number): boolean {
+  return isNameByte(code) || code === DOT || code === SINGLE_QUOTE;
 }
 
 /** Are `bytes[from, to)` one of SHAPED_VERBS, in any case? */
@@ -143,6 +164,17 @@ export function findShape(
     }
     const next = i + 1 < to ? bytes[i + 1]! : -1;
     if ((code === MINUS && next === MINUS) || (code === SLASH && next === STAR)) return false;
+    if ((code === UPPER_X || code === LOWER_X) && next === SINGLE_QUOTE) {
+      // X'0aff': an even number of hex digits (the server refuses an odd one).
+      let close = i + 2;
+      while (close < to && isHexDigit(bytes[close]!)) close++;
+      if (close === to || bytes[close] !== SINGLE_QUOTE || (close - i) % 2 !== 0) return false;
+      if (close + 1 < to && isLiteralEnd(bytes[close + 1]!)) return false;
+      spans.add(i, close + 1, HEX_MARK);
+      i = close + 1;
+      significant = SINGLE_QUOTE;
+      continue;
+    }
     if (isLetter(code) || code === UNDERSCORE || code === DOLLAR) {
       // A name or a keyword, digits in it included.
       i++;
@@ -153,6 +185,16 @@ export function findShape(
     }
     if (isDigit(code)) {
       if (significant === DOT || significant === AT) return false;
+      if (code === DIGIT_0 && next === LOWER_X) {
+        // 0x0aff: hex digits, at least one, then no more of a name.
+        let end = i + 2;
+        while (end < to && isHexDigit(bytes[end]!)) end++;
+        if (end === i + 2 || (end < to && isLiteralEnd(bytes[end]!))) return false;
+        spans.add(i, end, HEX_MARK);
+        i = end;
+        significant = DIGIT_0;
+        continue;
+      }
       let end = i + 1;
       while (end < to && isDigit(bytes[end]!)) end++;
       if (end < to) {

@@ -26,6 +26,10 @@ describe('statement digests', () => {
       digestOf('INSERT INTO t VALUES (1, 2), (3,4)'),
       'INSERT INTO t VALUES (?, ?), (?,?)',
     );
+    assert.equal(
+      digestOf("SELECT v FROM u WHERE id = X'0aff' OR id = 0x0AFF"),
+      'SELECT v FROM u WHERE id = ? OR id = ?',
+    );
     // Texts with no shape are their own digests (SET, a comment, a double-quoted string).
     assert.equal(digestTextOf(null, 'SET @a = 1'), 'SET @a = 1');
     assert.equal(digestOf('SELECT "a" FROM t'), 'SELECT "a" FROM t');

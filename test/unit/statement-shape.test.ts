@@ -63,6 +63,12 @@ function withOtherLiterals(shape: string, n: number): string {
   for (const char of shape) {
     if (char === '\u0001') text += String(n * 7919 + ++count * 104729);
     else if (char === '\u0002') text += `'v${n}-${++count} x'`;
+    // A hex literal, in one spelling or the other by turns.
+    else if (char === '\u0003')
+      text +=
+        ++count % 2 === 0
+          ? `X'${(n * 7919 + count).toString(16).padStart(8, '0')}'`
+          : `0x${n}f${count}`;
     else text += char;
   }
   return text;
@@ -101,6 +107,10 @@ describe('statement shapes', () => {
         "UPDATE t SET v = 'y;z' WHERE id BETWEEN 1 AND 2",
       ],
       ['DELETE FROM t WHERE id = -5', 'DELETE FROM t WHERE id = -6'],
+      // Hex literals, in either spelling: X'…' and 0x… mean the same.
+      ["SELECT v FROM u WHERE id = X'0aFF'", "SELECT v FROM u WHERE id = x''"],
+      ["SELECT v FROM u WHERE id = X'0a'", 'SELECT v FROM u WHERE id = 0xABC'],
+      ["INSERT INTO u (id, v) VALUES (0x1F, 'a')", "INSERT INTO u (id, v) VALUES (X'00', 'b')"],
     ] as const;
     for (const [a, b] of pairs) {
       assert.notEqual(shapeOf(a), null, a);
@@ -115,6 +125,8 @@ describe('statement shapes', () => {
       ['SELECT * FROM `t 1`', 'SELECT * FROM `t 2`'],
       ['SELECT a FROM t WHERE id = 1', 'SELECT a FROM t WHERE id = 1 FOR UPDATE'],
       ["SELECT 'a' FROM t", 'SELECT 1 FROM t'],
+      ["SELECT X'01' FROM t", 'SELECT 1 FROM t'],
+      ["SELECT X'01' FROM t", "SELECT '01' FROM t"],
     ] as const;
     for (const [a, b] of pairs) {
       assert.notEqual(shapeOf(a), shapeOf(b), `${a} / ${b}`);
@@ -129,14 +141,21 @@ describe('statement shapes', () => {
   test('a text where a literal could be taken apart wrongly has no shape', () => {
     for (const sql of [
       'SELECT 1e5 FROM t',
-      'SELECT 0x1F FROM t',
+      'SELECT 0x1G FROM t',
+      'SELECT 0x FROM t',
+      'SELECT 0x1F.5 FROM t',
+      'SELECT 0X1F FROM t',
       'SELECT 0b101 FROM t',
       'SELECT 1.5 FROM t',
       'SELECT .5 FROM t',
       'SELECT * FROM db.1t',
       'SELECT * FROM db . 1',
       'SELECT 1abc FROM t',
-      "SELECT X'0F' FROM t",
+      "SELECT X'0F1' FROM t",
+      "SELECT X'0G' FROM t",
+      "SELECT X'0F'a FROM t",
+      "SELECT X'0F''1' FROM t",
+      "SELECT B'01' FROM t",
       "SELECT _utf8'a' FROM t",
       "SELECT 'it''s' FROM t",
       "SELECT 'a\\'b' FROM t",
@@ -193,6 +212,13 @@ describe('statement shapes', () => {
       "SELECT * FROM mysql.user WHERE user = 'x'",
       'SELECT * FROM t1 JOIN t2 ON t1.a = t2.b WHERE t1.c = 3',
       "INSERT INTO t SELECT * FROM u WHERE a = 'x' ON DUPLICATE KEY UPDATE b = 2",
+      "SELECT v FROM u WHERE id = X'0123456789abcdef'",
+      'SELECT v FROM u WHERE id = 0x0123456789ABCDEF',
+      "SELECT v FROM u WHERE id IN (X'00', 0x01) AND k = 5",
+      "UPDATE u SET v = X'ff' WHERE id = X'0a0b'",
+      "INSERT INTO u (id, v) VALUES (X'0a0b', 'xyz')",
+      "DELETE FROM u WHERE id = 0xfe AND v = 'x'",
+      "SELECT HEX(X'41'), 0x41 + 1 FROM t",
     ]) {
       statements.add(extra);
     }
