@@ -8,9 +8,10 @@
  *
  * Every reader is bounds-checked and must account for every byte: a table map whose metadata or
  * a row event whose rows do not come out exactly at the end of the body is not trusted (null or
- * false), and its table is invalidated whole. Only keys of integers and of strings (CHAR,
- * VARCHAR: their row names, key-text.ts) are read; any other value is skipped by its length
- * alone.
+ * false), and its table is invalidated whole. Only keys of integers, of strings (CHAR,
+ * VARCHAR: their row names, key-text.ts) and of bytes (BINARY, VARBINARY: their bytes in hex,
+ * key-bytes.ts; told from strings by the collation the map gives each column) are read; any
+ * other value is skipped by its length alone.
  * @see https://mariadb.com/kb/en/table_map_event/
  * @see https://mariadb.com/kb/en/rows_event_v1v2-rows_compressed_event_v1/
  */
@@ -33,8 +34,12 @@ const INTEGER_WIDTH = new Map<number, number>([
 ]);
 
 /** Optional metadata field types (binlog_row_metadata) this reader uses. */
+const DEFAULT_CHARSET = 2;
+const COLUMN_CHARSET = 3;
 const COLUMN_NAME = 4;
 const SIMPLE_PRIMARY_KEY = 8;
+/** The collation of binary strings: a CHAR or VARCHAR of it is a BINARY or VARBINARY. */
+const BINARY_COLLATION = 63;
 
 /**
  * A key this large or larger is no point read's value (point-access.ts takes at most 15
@@ -48,12 +53,13 @@ export interface TableColumns {
   /** Each column's metadata as one number (see columnMetadata). */
   meta: Uint16Array;
   /**
-   * The primary key when its columns are all integers or strings, one or several: their indexes
-   * in the key's order, their names as the log spells them (lowercased, their keySignature, as
-   * SchemaCatalog.rowWrite takes them) and their byte widths (0 for a string's). Null without
-   * `binlog_row_metadata=FULL`, or for any other key.
+   * The primary key when its columns are all integers, strings or bytes, one or several: their
+   * indexes in the key's order, their names as the log spells them (lowercased, their
+   * keySignature, as SchemaCatalog.rowWrite takes them), what each holds, and their byte widths
+   * (an integer's; a BINARY's, which the log gives without its trailing zero bytes; 0 for any
+   * other). Null without `binlog_row_metadata=FULL`, or for any other key.
    */
-  key: { indexes: number[]; name: string; widths: number[] } | null;
+  key: { indexes: number[]; name: string; kinds: KeyKind[]; widths: number[] } | null;
   /** The map names its columns: the server logs `binlog_row_metadata=FULL`. */
   named: boolean;
 }
@@ -150,6 +156,7 @@ export function readTableColumns(event: Buffer, bodyEnd: number): TableColumns |
   if (at > bodyEnd) return null;
   let names: string[] | null = null;
   let primaryKey: number[] | null = null;
+  let collations: Int32Array | null = null;
   while (at < bodyEnd) {
     const fieldType = body[at]!;
     const length = packedInt(body, at + 1, bodyEnd);
@@ -157,44 +164,125 @@ export function readTableColumns(event: Buffer, bodyEnd: number): TableColumns |
     const fieldEnd = length.end + length.value;
     if (fieldType === COLUMN_NAME) names = readNames(body, length.end, fieldEnd);
     else if (fieldType === SIMPLE_PRIMARY_KEY) primaryKey = readIndexes(body, length.end, fieldEnd);
+    else if (fieldType === DEFAULT_CHARSET || fieldType === COLUMN_CHARSET) {
+      collations = readCollations(types, meta, body, length.end, fieldEnd, fieldType);
+    }
     at = fieldEnd;
   }
-  return { types, meta, key: pointKey(types, meta, names, primaryKey), named: names !== null };
+  return {
+    types,
+    meta,
+    key: pointKey(types, meta, names, primaryKey, collations),
+    named: names !== null,
+  };
 }
 
 /**
- * The primary key of TableColumns, when the map names the columns and the key's are integers or
- * strings (VARCHAR, or CHAR: a STRING whose real type is no ENUM or SET). A string column's
- * character set is not in the map unless the server logs it: SchemaCatalog.rowWrite takes the
- * key only when the metadata's is the same, whose string columns are of character sets
- * key-text.ts reads.
+ * Does a column of `type` and `meta` have a collation in DEFAULT_CHARSET or COLUMN_CHARSET? The
+ * server's character columns: CHAR, VARCHAR and the BLOB and TEXT types, binary ones included;
+ * not ENUM and SET (logged as CHAR, with their own fields).
+ */
+function isCharacterColumn(type: number, meta: number): boolean {
+  switch (type) {
+    case T.VARCHAR:
+    case T.VAR_STRING:
+    case T.TINY_BLOB:
+    case T.MEDIUM_BLOB:
+    case T.LONG_BLOB:
+    case T.BLOB:
+      return true;
+    case T.STRING:
+      return meta >> 8 === T.STRING;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Each column's collation id from a DEFAULT_CHARSET field (the default, then the character
+ * columns that differ from it, each its index among them and its collation) or a COLUMN_CHARSET
+ * one (every character column's, in order), -1 for a column with none; null when the field does
+ * not come out exactly, or names more character columns than the map has.
+ */
+function readCollations(
+  types: Uint8Array,
+  meta: Uint16Array,
+  body: Buffer,
+  from: number,
+  end: number,
+  fieldType: number,
+): Int32Array | null {
+  const characterColumns: number[] = [];
+  for (let i = 0; i < types.length; i++) {
+    if (isCharacterColumn(types[i]!, meta[i]!)) characterColumns.push(i);
+  }
+  const collations = new Int32Array(types.length).fill(-1);
+  let at = from;
+  if (fieldType === DEFAULT_CHARSET) {
+    const fallback = packedInt(body, at, end);
+    if (fallback === null) return null;
+    for (const column of characterColumns) collations[column] = fallback.value;
+    at = fallback.end;
+    while (at < end) {
+      const index = packedInt(body, at, end);
+      if (index === null || index.value >= characterColumns.length) return null;
+      const collation = packedInt(body, index.end, end);
+      if (collation === null) return null;
+      collations[characterColumns[index.value]!] = collation.value;
+      at = collation.end;
+    }
+    return at === end ? collations : null;
+  }
+  for (const column of characterColumns) {
+    const collation = packedInt(body, at, end);
+    if (collation === null) return null;
+    collations[column] = collation.value;
+    at = collation.end;
+  }
+  return at === end ? collations : null;
+}
+
+/**
+ * The primary key of TableColumns, when the map names the columns and the key's are integers,
+ * strings or bytes (VARCHAR, or CHAR: a STRING whose real type is no ENUM or SET; of the binary
+ * collation, VARBINARY and BINARY). A string column's character set is not known but for being
+ * binary or not: SchemaCatalog.rowWrite takes the key only when the metadata's is the same,
+ * whose string columns are of character sets key-text.ts reads. Without the columns' collations
+ * a BINARY or VARBINARY column is taken for a string, and its key never matches the
+ * metadata's of bytes: its writes are then the whole table's.
  */
 function pointKey(
   types: Uint8Array,
   meta: Uint16Array,
   names: string[] | null,
   primaryKey: number[] | null,
+  collations: Int32Array | null,
 ): TableColumns['key'] {
   if (names === null || names.length !== types.length || primaryKey === null) return null;
   if (primaryKey.length === 0) return null;
+  const kinds: KeyKind[] = [];
   const widths: number[] = [];
   for (const index of primaryKey) {
+    if (primaryKey.indexOf(index) !== widths.length) return null;
     const type = types[index] ?? -1;
-    const width =
-      type === T.VARCHAR || (type === T.STRING && meta[index]! >> 8 === T.STRING)
-        ? 0
-        : INTEGER_WIDTH.get(type);
-    if (width === undefined || primaryKey.indexOf(index) !== widths.length) return null;
+    const columnMeta = meta[index]!;
+    if (type === T.VARCHAR || (type === T.STRING && columnMeta >> 8 === T.STRING)) {
+      const binary = collations?.[index] === BINARY_COLLATION;
+      const fixed = binary && type === T.STRING;
+      kinds.push(binary ? (fixed ? KeyKind.FIXED_BYTES : KeyKind.BYTES) : KeyKind.TEXT);
+      widths.push(fixed ? stringMaxLength(type, columnMeta) : 0);
+      continue;
+    }
+    const width = INTEGER_WIDTH.get(type);
+    if (width === undefined) return null;
+    kinds.push(KeyKind.INTEGER);
     widths.push(width);
   }
   const name = keySignature(
     primaryKey.map((index) => names[index]!.toLowerCase()),
-    // A BINARY or VARBINARY column is logged as a STRING or VARCHAR too: its key is the
-    // metadata's of bytes, whose signature this one never matches, so its writes are the
-    // whole table's (SchemaCatalog.rowWrite).
-    widths.map((width) => (width === 0 ? KeyKind.TEXT : KeyKind.INTEGER)),
+    kinds,
   );
-  return { indexes: primaryKey, name, widths };
+  return { indexes: primaryKey, name, kinds, widths };
 }
 
 /** COLUMN_NAME: each name a packed length and its bytes (UTF-8, read as the metadata's form). */
@@ -306,9 +394,13 @@ function valueLength(type: number, meta: number, body: Buffer, at: number, end: 
  * column's most bytes are more than 255.
  */
 function stringPrefix(type: number, meta: number): number {
+  return stringMaxLength(type, meta) > 255 ? 2 : 1;
+}
+
+/** The most bytes a VARCHAR's or a CHAR's (a STRING's) value holds. */
+function stringMaxLength(type: number, meta: number): number {
   // A CHAR's byte length keeps its two high bits in the real type's byte, inverted.
-  const maxLength = type === T.VARCHAR ? meta : (((meta >> 4) & 0x300) ^ 0x300) + (meta & 0xff);
-  return maxLength > 255 ? 2 : 1;
+  return type === T.VARCHAR ? meta : (((meta >> 4) & 0x300) ^ 0x300) + (meta & 0xff);
 }
 
 /** The number of set bits of the bitmap of `columns` bits at `at`. */
@@ -345,6 +437,7 @@ function readImage(
   const { types, meta } = columns;
   const count = types.length;
   const keyIndexes = columns.key!.indexes;
+  const keyKinds = columns.key!.kinds;
   const keyWidths = columns.key!.widths;
   const nulls = at;
   let nullBit = 0;
@@ -359,14 +452,19 @@ function readImage(
     if (length < 0 || at + length > end) return false;
     const part = keyIndexes.length === 1 ? (i === keyIndexes[0] ? 0 : -1) : keyIndexes.indexOf(i);
     if (part >= 0) {
-      if (keyWidths[part] !== 0) {
+      const kind = keyKinds[part]!;
+      if (kind === KeyKind.INTEGER) {
         image.keys[part] = keyValue(body, at, length);
       } else {
         // A string's length prefix, then its bytes (valueLength counted both).
-        const prefix = stringPrefix(types[i]!, meta[i]!);
-        const name = foldStoredKeyText(body, at + prefix, at + length);
-        if (name === null) image.unnamed = true;
-        else image.keys[part] = name;
+        const from = at + stringPrefix(types[i]!, meta[i]!);
+        if (kind === KeyKind.TEXT) {
+          const name = foldStoredKeyText(body, from, at + length);
+          if (name === null) image.unnamed = true;
+          else image.keys[part] = name;
+        } else {
+          image.keys[part] = storedBytesName(body, from, at + length, keyWidths[part]!);
+        }
       }
       image.found++;
     }
@@ -374,6 +472,15 @@ function readImage(
   }
   image.end = at;
   return true;
+}
+
+/**
+ * The row name of a key of bytes stored as `body[from, to)`: its bytes in hex (key-bytes.ts),
+ * padded with zero bytes to `padTo` (a BINARY's width: the log leaves its trailing zeros out).
+ */
+function storedBytesName(body: Buffer, from: number, to: number, padTo: number): string {
+  const hex = body.toString('hex', from, to);
+  return padTo > to - from ? hex.padEnd(2 * padTo, '0') : hex;
 }
 
 /** An integer key of `width` bytes, read unsigned: UNREACHABLE_KEY when at least that large. */

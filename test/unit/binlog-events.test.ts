@@ -23,6 +23,7 @@ import {
 } from '../../src/binlog/binlog-events.ts';
 import { GtidPosition } from '../../src/binlog/gtid-position.ts';
 import { readRowKeys, readTableColumns } from '../../src/binlog/row-keys.ts';
+import { KeyKind } from '../../src/sql/point-access.ts';
 import { binlogCoordinate, binlogFileNumber } from '../../src/binlog/commit-visibility.ts';
 
 /** An event of `type` with `body` after the header, and a CRC32 trailer when asked. */
@@ -297,7 +298,8 @@ describe('the keys of the rows a row event changed', () => {
   test('the table map: types, metadata, and the key column by name', () => {
     assert.deepEqual([...columns.types], types);
     assert.equal(columns.meta[0], 300);
-    assert.deepEqual(columns.key, { indexes: [1], name: 'id', widths: [4] });
+    const { INTEGER, TEXT, BYTES, FIXED_BYTES } = KeyKind;
+    assert.deepEqual(columns.key, { indexes: [1], name: 'id', kinds: [INTEGER], widths: [4] });
     assert.ok(columns.named);
     const noNames = event(EventType.TABLE_MAP, tableMapBody(types, metadata, Buffer.alloc(0)));
     assert.equal(readTableColumns(noNames, noNames.length - 4)?.key, null, 'without FULL');
@@ -308,7 +310,7 @@ describe('the keys of the rows a row event changed', () => {
     );
     assert.deepEqual(
       readTableColumns(twoColumns, twoColumns.length - 4)?.key,
-      { indexes: [1, 2], name: 'id,n', widths: [4, 8] },
+      { indexes: [1, 2], name: 'id,n', kinds: [INTEGER, INTEGER], widths: [4, 8] },
       'a key of two columns',
     );
     const stringKey = event(
@@ -317,7 +319,7 @@ describe('the keys of the rows a row event changed', () => {
     );
     assert.deepEqual(
       readTableColumns(stringKey, stringKey.length - 4)?.key,
-      { indexes: [0], name: "v'", widths: [0] },
+      { indexes: [0], name: "v'", kinds: [TEXT], widths: [0] },
       'a VARCHAR key: its name marked as a string column',
     );
     const withString = event(
@@ -326,7 +328,7 @@ describe('the keys of the rows a row event changed', () => {
     );
     assert.deepEqual(
       readTableColumns(withString, withString.length - 4)?.key,
-      { indexes: [1, 0], name: "id,v'", widths: [4, 0] },
+      { indexes: [1, 0], name: "id,v'", kinds: [INTEGER, TEXT], widths: [4, 0] },
       'INT, VARCHAR',
     );
     // CHAR(10): a STRING whose real type is STRING; ENUM is a STRING too, and no key.
@@ -337,8 +339,54 @@ describe('the keys of the rows a row event changed', () => {
     assert.deepEqual(readTableColumns(char, char.length - 4)?.key, {
       indexes: [0],
       name: "c'",
+      kinds: [TEXT],
       widths: [0],
     });
+    // The columns' collations (COLUMN_CHARSET: every character column's, in order; or
+    // DEFAULT_CHARSET: a default, then the columns that differ by their index among them):
+    // the binary one's VARCHAR is a VARBINARY, its CHAR a BINARY of its width.
+    const binaryVarchar = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        types,
+        metadata,
+        Buffer.concat([fullMetadata(['v', 'id', 'n'], [0]), Buffer.from([3, 1, 63])]),
+      ),
+    );
+    assert.deepEqual(readTableColumns(binaryVarchar, binaryVarchar.length - 4)?.key, {
+      indexes: [0],
+      name: 'v#',
+      kinds: [BYTES],
+      widths: [0],
+    });
+    // VARCHAR (utf8mb4_general_ci, 45), ENUM (no collation here), BINARY(16), INT.
+    const uuid = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        [15, 254, 254, 3],
+        [40, 0, 247, 1, 254, 16],
+        Buffer.concat([
+          fullMetadata(['s', 'e', 'u', 'id'], [3, 2]),
+          Buffer.from([2, 3, 45, 1, 63]),
+        ]),
+      ),
+    );
+    assert.deepEqual(readTableColumns(uuid, uuid.length - 4)?.key, {
+      indexes: [3, 2],
+      name: 'id,u#',
+      kinds: [INTEGER, FIXED_BYTES],
+      widths: [4, 16],
+    });
+    // A collation of a character column the map does not have: the field is not trusted.
+    const beyond = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        [15, 254, 254, 3],
+        [40, 0, 247, 1, 254, 16],
+        Buffer.concat([fullMetadata(['s', 'e', 'u', 'id'], [2]), Buffer.from([2, 3, 45, 2, 63])]),
+      ),
+    );
+    assert.deepEqual(readTableColumns(beyond, beyond.length - 4)?.key?.kinds, [TEXT]);
     const enumKey = event(
       EventType.TABLE_MAP,
       tableMapBody([254, 3], [247, 1], fullMetadata(['e', 'id'], [0])),
@@ -419,6 +467,57 @@ describe('the keys of the rows a row event changed', () => {
     const mixed = rowsEvent(EventType.WRITE_ROWS_V1, [row('X', 5, 1n), row('y', 6, 2n)]);
     assert.ok(readRowKeys(mixed, EventType.WRITE_ROWS_V1, mixed.length - 4, bothColumns, keys));
     assert.deepEqual(keys, [5, 'x', 6, 'y']);
+  });
+
+  test('a key of bytes: each row named by its bytes in hex, a BINARY’s padded to its width', () => {
+    // The same VARCHAR(300), its collation binary: a VARBINARY. Any byte names a row, exactly.
+    const byBytes = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        types,
+        metadata,
+        Buffer.concat([fullMetadata(['v', 'id', 'n'], [0]), Buffer.from([3, 1, 63])]),
+      ),
+    );
+    const bytesColumns = readTableColumns(byBytes, byBytes.length - 4)!;
+    const keys: Array<number | string> = [];
+    const insert = rowsEvent(EventType.WRITE_ROWS_V1, [
+      row('Ab', 5, 1n),
+      row('\0\xff ', 6, 2n),
+      row('', 7, 3n),
+    ]);
+    assert.ok(readRowKeys(insert, EventType.WRITE_ROWS_V1, insert.length - 4, bytesColumns, keys));
+    assert.deepEqual(keys, ['4162', '00ff20', ''], 'no case folded, no space dropped');
+    // BINARY(4) (CHAR of 4 bytes, binary), then INT: the log leaves trailing zero bytes out.
+    const fixedMap = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        [254, 3],
+        [254, 4],
+        Buffer.concat([fullMetadata(['u', 'id'], [0]), Buffer.from([2, 1, 63])]),
+      ),
+    );
+    const fixed = readTableColumns(fixedMap, fixedMap.length - 4)!;
+    const image = (u: string, id: number): Buffer =>
+      Buffer.concat([
+        Buffer.from([0, u.length]),
+        Buffer.from(u, 'latin1'),
+        Buffer.from(Uint32Array.of(id).buffer),
+      ]);
+    const rows = event(
+      EventType.DELETE_ROWS_V1,
+      Buffer.concat([
+        tableId(42),
+        Buffer.alloc(2),
+        Buffer.from([2]),
+        Buffer.from([0b11]),
+        image('ab', 1),
+        image('\x01\x02\x03\x04', 2),
+      ]),
+    );
+    keys.length = 0;
+    assert.ok(readRowKeys(rows, EventType.DELETE_ROWS_V1, rows.length - 4, fixed, keys));
+    assert.deepEqual(keys, ['61620000', '01020304']);
   });
 
   test('compressed rows (log_bin_compress): inflated after the bitmaps, then read alike', () => {
@@ -516,7 +615,12 @@ describe('the keys of the rows a row event changed', () => {
       tableMapBody([3, 15, 8], [0x2c, 0x01], fullMetadata(['A', 'v', 'b'], [2, 0])),
     );
     const pair = readTableColumns(pairMap, pairMap.length - 4)!;
-    assert.deepEqual(pair.key, { indexes: [2, 0], name: 'b,a', widths: [8, 4] });
+    assert.deepEqual(pair.key, {
+      indexes: [2, 0],
+      name: 'b,a',
+      kinds: [KeyKind.INTEGER, KeyKind.INTEGER],
+      widths: [8, 4],
+    });
     /** A row image of the columns in `present` (a, v, b), none NULL. */
     const image = (a: number | null, v: string | null, b: bigint | null): Buffer => {
       const parts: Buffer[] = [Buffer.from([0])];
