@@ -192,10 +192,18 @@ function isCharacterColumn(type: number, meta: number): boolean {
     case T.BLOB:
       return true;
     case T.STRING:
-      return meta >> 8 === T.STRING;
+      return stringRealType(meta) === T.STRING;
     default:
       return false;
   }
+}
+
+/**
+ * The real type of a STRING column (CHAR, ENUM or SET) from its metadata: the first byte, where
+ * a CHAR of more than 255 bytes keeps the two high bits of its length inverted (0x30).
+ */
+function stringRealType(meta: number): number {
+  return (meta >> 8) | 0x30;
 }
 
 /**
@@ -266,7 +274,7 @@ function pointKey(
     if (primaryKey.indexOf(index) !== widths.length) return null;
     const type = types[index] ?? -1;
     const columnMeta = meta[index]!;
-    if (type === T.VARCHAR || (type === T.STRING && columnMeta >> 8 === T.STRING)) {
+    if (type === T.VARCHAR || (type === T.STRING && stringRealType(columnMeta) === T.STRING)) {
       const binary = collations?.[index] === BINARY_COLLATION;
       const fixed = binary && type === T.STRING;
       kinds.push(binary ? (fixed ? KeyKind.FIXED_BYTES : KeyKind.BYTES) : KeyKind.TEXT);
@@ -380,7 +388,7 @@ function valueLength(type: number, meta: number, body: Buffer, at: number, end: 
     case T.SET:
       return meta & 0xff;
     case T.STRING: {
-      const real = meta >> 8;
+      const real = stringRealType(meta);
       if (real === T.ENUM || real === T.SET) return meta & 0xff;
       return lengthPrefix(body, at, stringPrefix(type, meta), end);
     }

@@ -887,9 +887,10 @@ describe('writes read from the log, bounded to their rows', () => {
         `CREATE TABLE ${varying} (n INT, id VARBINARY(16) PRIMARY KEY) ENGINE=InnoDB`,
       );
       await direct.query(
-        // Character columns of other kinds before the key: the map gives each its collation in
-        // order (not ENUM's and SET's), and the key's is found among them.
-        `CREATE TABLE ${fixed} (n INT, t TEXT, e ENUM('a', 'b'), s SET('p'), j JSON, c CHAR(2) CHARACTER SET latin1, u BINARY(8), PRIMARY KEY (u)) ENGINE=InnoDB`,
+        // Character columns of other kinds before the key (a CHAR of more than 255 bytes among
+        // them): the map gives each its collation in order (not ENUM's and SET's), and the
+        // key's is found among them.
+        `CREATE TABLE ${fixed} (n INT, t TEXT, e ENUM('a', 'b'), s SET('p'), j JSON, c CHAR(2) CHARACTER SET latin1, w CHAR(100) CHARACTER SET utf8mb4, u BINARY(8), PRIMARY KEY (u)) ENGINE=InnoDB`,
       );
       const uuid = '11'.repeat(16);
       await direct.query(
@@ -897,7 +898,7 @@ describe('writes read from the log, bounded to their rows', () => {
       );
       // BINARY(8) pads 'ab' with zero bytes, which the log leaves out of the row's image.
       await direct.query(
-        `INSERT INTO ${fixed} (n, t, e, s, j, c, u) VALUES (1, 't', 'a', 'p', '{}', 'c', 'ab'), (2, NULL, 'b', '', '[]', 'd', 'cd'), (3, 'x', NULL, NULL, NULL, NULL, X'0102')`,
+        `INSERT INTO ${fixed} (n, t, e, s, j, c, w, u) VALUES (1, 't', 'a', 'p', '{}', 'c', 'w', 'ab'), (2, NULL, 'b', '', '[]', 'd', NULL, 'cd'), (3, 'x', NULL, NULL, NULL, NULL, 'ww', X'0102')`,
       );
       const read = (table: string, column: string, value: string): string =>
         `SELECT n FROM ${table} WHERE ${column} = ${value}`;

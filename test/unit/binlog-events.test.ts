@@ -377,6 +377,31 @@ describe('the keys of the rows a row event changed', () => {
       kinds: [INTEGER, FIXED_BYTES],
       widths: [4, 16],
     });
+    // CHAR(120) of utf8mb4 is 480 bytes: its real type's byte keeps the length's two high bits
+    // inverted (0xee, not 0xfe). A character column, and a key of strings itself.
+    const longChar = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        [254, 254, 3],
+        [254, 16, 0xee, 0xe0],
+        Buffer.concat([fullMetadata(['id', 'c', 'k'], [0]), Buffer.from([3, 2, 63, 45])]),
+      ),
+    );
+    assert.deepEqual(readTableColumns(longChar, longChar.length - 4)?.key, {
+      indexes: [0],
+      name: 'id#',
+      kinds: [FIXED_BYTES],
+      widths: [16],
+    });
+    const longCharKey = event(
+      EventType.TABLE_MAP,
+      tableMapBody(
+        [254, 254, 3],
+        [254, 16, 0xee, 0xe0],
+        Buffer.concat([fullMetadata(['id', 'c', 'k'], [1]), Buffer.from([3, 2, 63, 45])]),
+      ),
+    );
+    assert.deepEqual(readTableColumns(longCharKey, longCharKey.length - 4)?.key?.kinds, [TEXT]);
     // A collation of a character column the map does not have: the field is not trusted.
     const beyond = event(
       EventType.TABLE_MAP,
