@@ -89,8 +89,8 @@ function isHexDigit(code: number): boolean {
   return isDigit(code) || ((code | 0x20) >= LOWER_A && (code | 0x20) <= LOWER_F);
 }
 
-/** May `code` not follow a literal (it would make one token with it)? */
-function isLiteralEnd(code: number): boolean {
+/** Would `code` right after a literal make one token with it, or another literal? */
+function extendsLiteral(code: number): boolean {
   return isNameByte(code) || code === DOT || code === SINGLE_QUOTE;
 }
 
@@ -165,11 +165,13 @@ export function findShape(
     const next = i + 1 < to ? bytes[i + 1]! : -1;
     if ((code === MINUS && next === MINUS) || (code === SLASH && next === STAR)) return false;
     if ((code === UPPER_X || code === LOWER_X) && next === SINGLE_QUOTE) {
-      // X'0aff': an even number of hex digits (the server refuses an odd one).
+      // X'0aff': an even number of hex digits (the server refuses an odd one); not a quoted
+      // name's part (`@X'…'`, `t.X'…'`).
+      if (significant === DOT || significant === AT) return false;
       let close = i + 2;
       while (close < to && isHexDigit(bytes[close]!)) close++;
       if (close === to || bytes[close] !== SINGLE_QUOTE || (close - i) % 2 !== 0) return false;
-      if (close + 1 < to && isLiteralEnd(bytes[close + 1]!)) return false;
+      if (close + 1 < to && extendsLiteral(bytes[close + 1]!)) return false;
       spans.add(i, close + 1, HEX_MARK);
       i = close + 1;
       significant = SINGLE_QUOTE;
@@ -189,7 +191,7 @@ export function findShape(
         // 0x0aff: hex digits, at least one, then no more of a name.
         let end = i + 2;
         while (end < to && isHexDigit(bytes[end]!)) end++;
-        if (end === i + 2 || (end < to && isLiteralEnd(bytes[end]!))) return false;
+        if (end === i + 2 || (end < to && extendsLiteral(bytes[end]!))) return false;
         spans.add(i, end, HEX_MARK);
         i = end;
         significant = DIGIT_0;

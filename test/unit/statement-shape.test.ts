@@ -156,6 +156,8 @@ describe('statement shapes', () => {
       "SELECT X'0F'a FROM t",
       "SELECT X'0F''1' FROM t",
       "SELECT B'01' FROM t",
+      "SELECT @X'01' FROM t",
+      "SELECT t.X'01' FROM t",
       "SELECT _utf8'a' FROM t",
       "SELECT 'it''s' FROM t",
       "SELECT 'a\\'b' FROM t",
