@@ -64,6 +64,8 @@ const SETUP = [
   `CREATE TABLE ${S}.keys_uuid (id BINARY(16) PRIMARY KEY, v INT) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_pair_binary (tenant INT, id BINARY(16), PRIMARY KEY (tenant, id)) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_blob (b BLOB, PRIMARY KEY (b(10))) ENGINE=InnoDB`,
+  // MariaDB's UUID type: 16 bytes in InnoDB, compared as a UUID and written as text.
+  `CREATE TABLE ${S}.keys_uuid_type (id UUID PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_enum (e ENUM('a', 'b') PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_year (y YEAR PRIMARY KEY) ENGINE=InnoDB`,
   `CREATE TABLE ${S}.keys_none (a INT) ENGINE=InnoDB`,
@@ -668,14 +670,16 @@ describe('schema metadata', () => {
     }
     // Not MyISAM's, not strings of a collation that takes letters for others, of a character
     // set whose bytes are not ASCII's, not ENUM, not a BLOB's prefix (a key of part of the
-    // value), not YEAR (`y = 5` is 2005), not a partitioned table's (InnoDB lists its
-    // partitions), not a table without a primary key.
+    // value), not the UUID type (its values are texts, not bytes: `'123e4567-…'`), not YEAR
+    // (`y = 5` is 2005), not a partitioned table's (InnoDB lists its partitions), not a table
+    // without a primary key.
     for (const name of [
       'plain_myisam',
       'keys_text_roman',
       'keys_text_utf16',
       'keys_enum',
       'keys_blob',
+      'keys_uuid_type',
       'keys_year',
       'keys_none',
       'keys_parted',
