@@ -29,15 +29,15 @@ export class ParameterPoint {
    */
   literals: Float64Array = new Float64Array(0);
   /**
-   * The row name (keyValueOf) of each candidate of a string column the text gives a literal;
-   * null elsewhere, and where the literal names no row.
+   * The row name (keyValueOf) of each candidate of a column of strings or bytes the text gives
+   * a literal; null elsewhere, and where the literal names no row.
    */
   literalTexts: Array<string | null> = [];
   /** The literal value of those candidates as written (PointCandidate.value), null elsewhere. */
   literalSpellings: Array<string | null> = [];
   /**
-   * Where the execution being routed has each string column's bound value in its packet
-   * (`textStarts` -1 for a literal): its values as the client wrote them, to count the
+   * Where the execution being routed has each column of strings' or bytes' bound value in its
+   * packet (`textStarts` -1 for a literal): its values as the client wrote them, to count the
    * distinct ones.
    */
   textStarts: Int32Array = NO_PARAMETERS;
@@ -83,11 +83,12 @@ export class ParameterPoint {
   }
 
   /**
-   * Whether string candidate `i`'s value, as written, is one of the candidates' before it in
-   * the execution being routed (`payload`): the same literal, or a parameter of the same bytes.
-   * Values written alike name one row; values written otherwise may too (`'abc'`, `'ABC'`),
-   * and are counted apart, which only makes a result that found fewer rows than values depend
-   * on "new rows".
+   * Whether candidate `i`'s value (of a column of strings or bytes), as written, is one of the
+   * candidates' before it in the execution being routed (`payload`): the same literal, or a
+   * parameter of the same bytes. Values written alike name one row; values written otherwise
+   * may too (`'abc'`, `'ABC'` in a string column; `'ab'`, `X'6162'` in one of bytes), and are
+   * counted apart, which only makes a result that found fewer rows than values depend on "new
+   * rows".
    */
   textSeenBefore(i: number, payload: Buffer): boolean {
     const starts = this.textStarts;

@@ -563,9 +563,9 @@ function bytesKind(mtype: number, prtype: number): KeyKind | -1 {
 
 /**
  * The point keys (SchemaSnapshot.pointKeys) in InnoDB's dictionary: primary keys of integer
- * columns, columns of bytes (BINARY, VARBINARY) and string columns of a collation key-text.ts folds (`collations`: their names by
- * id; null when they could not be read), one or several ([schema, table] each, as
- * innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables
+ * columns, columns of bytes (BINARY, VARBINARY) and string columns of a collation key-text.ts
+ * folds (`collations`: their names by id; null when they could not be read), one or several
+ * ([schema, table] each, as innodbTableName reads it); null when they could not be read. Partitions (`t#P#p0`), tables
  * ALTER TABLE is building and names that need decoding are left out. `otherUnique` lists the
  * tables with another unique key (INNODB_OTHER_UNIQUE_KEYS); null when it could not be read, and
  * then no key is taken as its table's only one.
