@@ -55,3 +55,10 @@ export const FIRST_NON_ASCII = 128;
 export function isDigit(code: number): boolean {
   return code >= DIGIT_0 && code <= DIGIT_9;
 }
+
+/** A hex digit, in either letter case. */
+export function isHexDigit(code: number): boolean {
+  return (
+    isDigit(code) || (code >= UPPER_A && code <= UPPER_F) || (code >= LOWER_A && code <= LOWER_F)
+  );
+}

@@ -31,7 +31,6 @@ import {
   DOUBLE_QUOTE,
   HASH,
   LOWER_A,
-  LOWER_F,
   LOWER_X,
   LOWER_Z,
   MINUS,
@@ -46,6 +45,7 @@ import {
   UPPER_X,
   UPPER_Z,
   isDigit,
+  isHexDigit,
 } from './char-codes.ts';
 
 /** Stands for a number literal in a shape (a byte no shaped text holds). */
@@ -83,10 +83,6 @@ function isNameByte(code: number): boolean {
  */
 function isSpace(code: number): boolean {
   return code === SPACE || code === TAB || code === LINE_FEED || code === CARRIAGE_RETURN;
-}
-
-function isHexDigit(code: number): boolean {
-  return isDigit(code) || ((code | 0x20) >= LOWER_A && (code | 0x20) <= LOWER_F);
 }
 
 /** Would `code` right after a literal make one token with it, or another literal? */

@@ -34,7 +34,6 @@ import {
   LOWER_A,
   LOWER_B,
   LOWER_E,
-  LOWER_F,
   LOWER_N,
   LOWER_X,
   LOWER_Z,
@@ -52,12 +51,12 @@ import {
   UPPER_A,
   UPPER_B,
   UPPER_E,
-  UPPER_F,
   UPPER_M,
   UPPER_N,
   UPPER_X,
   UPPER_Z,
   isDigit,
+  isHexDigit,
 } from './char-codes.ts';
 import { isReserved, keywordTable } from './keywords.ts';
 
@@ -193,12 +192,6 @@ function copyInto<T extends Uint8Array | Int16Array | Int32Array>(target: T, sou
 /** MySQL-style versioned comments MariaDB never executes (MySQL 5.7 and later syntax). */
 const MYSQL_ONLY_VERSION_LOW = 50700;
 const MYSQL_ONLY_VERSION_HIGH = 99999;
-
-function isHexDigit(code: number): boolean {
-  return (
-    isDigit(code) || (code >= UPPER_A && code <= UPPER_F) || (code >= LOWER_A && code <= LOWER_F)
-  );
-}
 
 /** Letters, digits, _ and $, and every non-ASCII character, as in the server's utf8 lexer. */
 function isIdentifierChar(code: number): boolean {
