@@ -878,6 +878,27 @@ describe('writes read from the log, bounded to their rows', () => {
       await caughtUp(client);
       assert.equal(await servedOnce(code('eps')), false, 'the table was written whole');
     });
+    if (format === 'ROW') {
+      test('ROW: a CHAR key of more than 255 bytes: the rows changed, and the others still served', async () => {
+        await direct.query("SET SESSION binlog_format = 'ROW'");
+        const long = `${DB}.keyed_long_char`;
+        await direct.query(`DROP TABLE IF EXISTS ${long}`);
+        // CHAR(100) in utf8mb4 is up to 400 bytes: its map entry has another real-type byte
+        // than a short CHAR's (0xee, not 0xfe), and a length prefix of two bytes in the rows.
+        await direct.query(
+          `CREATE TABLE ${long} (n INT, pre CHAR(90) CHARACTER SET utf8mb4, code CHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci PRIMARY KEY) ENGINE=InnoDB`,
+        );
+        const wide = 'w'.repeat(99);
+        await direct.query(
+          `INSERT INTO ${long} VALUES (1, REPEAT('p', 90), 'alpha'), (2, NULL, 'beta'), (3, 'q', '${wide}'), (4, 'r', 'gamma')`,
+        );
+        const code = (value: string): string => `SELECT n FROM ${long} WHERE code = '${value}'`;
+        const old = await cacheAll([code('ALPHA'), code(wide), code('beta'), code('gamma')]);
+        await direct.query(`UPDATE ${long} SET n = 10 WHERE code = 'alpha'`);
+        await direct.query(`UPDATE ${long} SET n = 30 WHERE n = 3`);
+        await onlyWrittenReadAgain([code('ALPHA'), code(wide)], [code('beta'), code('gamma')], old);
+      });
+    }
     test(`${format}: a key of bytes: the rows changed, by any spelling of their bytes, and the others still served`, async () => {
       await direct.query(`SET SESSION binlog_format = '${format}'`);
       const varying = `${DB}.keyed_bytes`;
