@@ -150,11 +150,13 @@ export class QueryCache {
    * The number of a stored result still equal to what the server would answer now and, inside
    * a transaction, to what its snapshot sees (`snapshotSeq`, or null outside a snapshot); or
    * NO_ENTRY. The number is good until the next change to the cache: read the reply at once.
+   * `hash` is keyHashOf(key): a memoised statement keeps it with its key (MemoEntry.keyHash),
+   * and a miss hands it on to its admission, flight and fill, so a key is hashed once.
    */
-  lookup(key: string, snapshotSeq: number | null): number {
+  lookup(key: string, snapshotSeq: number | null, hash: number = keyHashOf(key)): number {
     this.#followClears();
     const store = this.#store;
-    const id = store.find(key);
+    const id = store.find(key, hash);
     if (id === NO_ENTRY) return NO_ENTRY;
     const fillSeq = store.fillSeqOf(id);
     // One pass on the hit path: fresh for the snapshot implies fresh for everyone.
@@ -220,19 +222,22 @@ export class QueryCache {
    *   read again is stored at its second miss; this costs each new result one more miss while
    *   the store is full, and nothing while it has room.
    */
-  admits(key: string, slots: Int32Array): boolean {
+  admits(key: string, slots: Int32Array, hash: number = keyHashOf(key)): boolean {
     if (!this.admission.admits(slots)) {
       this.stats.add(Counter.ADMISSION_DECLINED);
       this.stats.add(Counter.NOT_CACHED);
       return false;
     }
-    if (!this.#store.nearlyFull || this.#missedBefore.seenBefore(keyHashOf(key))) return true;
+    if (!this.#store.nearlyFull || this.#missedBefore.seenBefore(hash)) return true;
     this.stats.add(Counter.ADMISSION_UNSEEN);
     this.stats.add(Counter.NOT_CACHED);
     return false;
   }
 
-  /** Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. */
+  /**
+   * Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. `hash` is
+   * keyHashOf(key), as for lookup.
+   */
   store(
     key: string,
     bytes: Buffer,
@@ -240,6 +245,7 @@ export class QueryCache {
     slots: Int32Array,
     fillSeq: number,
     rows: number,
+    hash: number = keyHashOf(key),
   ): boolean {
     this.#followClears();
     if (!this.registry.isFresh(slots, fillSeq, fillSeq)) {
@@ -247,7 +253,7 @@ export class QueryCache {
       this.stats.add(Counter.NOT_CACHED);
       return false;
     }
-    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq, rows })) {
+    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq, rows }, hash)) {
       this.stats.add(Counter.TOO_LARGE);
       this.stats.add(Counter.NOT_CACHED);
       return false;

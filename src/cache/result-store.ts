@@ -320,10 +320,10 @@ export class ResultStore {
    * The entry stored under `key`, or NO_ENTRY; an expired entry is removed and counted in
    * `expired`. Marks the entry as read by setting one bit: this is the path of every cache hit.
    * The entry is this thread's current hit: it stays where it is, its bytes as they are, until
-   * this thread's next lookup (or until its view is sent, see pinIfQueued).
+   * this thread's next lookup (or until its view is sent, see pinIfQueued). `hash` is
+   * keyHashOf(key), for a caller that keeps it.
    */
-  find(key: string): number {
-    const hash = keyHashOf(key);
+  find(key: string, hash: number = keyHashOf(key)): number {
     const control = this.#control;
     const pins = this.#pinArea;
     const base = this.#pinBase + 2;
@@ -440,10 +440,9 @@ export class ResultStore {
    * stores nothing, if the entry alone exceeds the arena, or no room can be made because what
    * is left is pinned by writes still queued. Any previous entry under the key is removed either
    * way: the caller has a newer reply for that key, so the old one is not worth a byte. The
-   * reply's bytes, status offsets and slots are copied.
+   * reply's bytes, status offsets and slots are copied. `hash` is keyHashOf(key).
    */
-  set(key: string, input: ResultInput): boolean {
-    const hash = keyHashOf(key);
+  set(key: string, input: ResultInput, hash: number = keyHashOf(key)): boolean {
     this.#lock();
     try {
       const previous = this.#probe(hash, key);

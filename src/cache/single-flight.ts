@@ -1,20 +1,32 @@
+import { keyHashOf } from './result-store.ts';
+
 /**
  * Identical misses in one worker wait for the first instead of all asking the server (a
  * stampede after an invalidation, say). A flight is one miss on its way to the server; others
  * with the same key wait for it, then look the cache up again. Waiting is bounded: past
  * `maxWaitMs` the waiters go to the server themselves, so one slow query never holds others up
  * for longer than that.
+ *
+ * Flights are kept by the key's hash (keyHashOf, which the lookup computed already), not by the
+ * key: a miss's key is a new string, and a Map keyed by it has V8 hash its characters once more.
+ * Two keys of one hash share a place: a miss joins a flight only of its own key, and a flight
+ * started for another key takes the place over (the earlier one's waiters still wake).
  */
 export class Flight {
   readonly startedAt: number;
+  /** The key and its hash: none for a flight that is no miss's (a reload, a digest gathering). */
+  readonly key: string;
+  readonly hash: number;
   /** Made when the first waiter comes: most flights have none. */
   #waiters: Array<() => void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   /** The waiters were let go: newcomers do not wait for this flight any more. */
   expired = false;
 
-  constructor(startedAt: number) {
+  constructor(startedAt: number, key = '', hash = 0) {
     this.startedAt = startedAt;
+    this.key = key;
+    this.hash = hash;
   }
 
   wait(wake: () => void, maxWaitMs: number): void {
@@ -37,29 +49,34 @@ export class Flight {
 }
 
 export class SingleFlight {
-  readonly #flights = new Map<string, Flight>();
+  readonly #flights = new Map<number, Flight>();
   readonly maxWaitMs: number;
 
   constructor(maxWaitMs: number) {
     this.maxWaitMs = maxWaitMs;
   }
 
-  /** The flight a miss of `key` may wait for, or null. */
-  joinable(key: string, now: number): Flight | null {
-    const flight = this.#flights.get(key);
-    if (flight === undefined || flight.expired || now - flight.startedAt >= this.maxWaitMs)
+  /** The flight a miss of `key` may wait for, or null; `hash` is keyHashOf(key). */
+  joinable(key: string, now: number, hash: number = keyHashOf(key)): Flight | null {
+    const flight = this.#flights.get(hash);
+    if (
+      flight === undefined ||
+      flight.expired ||
+      now - flight.startedAt >= this.maxWaitMs ||
+      flight.key !== key
+    )
       return null;
     return flight;
   }
 
-  start(key: string, now: number): Flight {
-    const flight = new Flight(now);
-    this.#flights.set(key, flight);
+  start(key: string, now: number, hash: number = keyHashOf(key)): Flight {
+    const flight = new Flight(now, key, hash);
+    this.#flights.set(hash, flight);
     return flight;
   }
 
-  finish(key: string, flight: Flight): void {
-    if (this.#flights.get(key) === flight) this.#flights.delete(key);
+  finish(flight: Flight): void {
+    if (this.#flights.get(flight.hash) === flight) this.#flights.delete(flight.hash);
     flight.land();
   }
 }

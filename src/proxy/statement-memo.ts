@@ -91,6 +91,8 @@ export class MemoEntry {
   writeReadsMayWrite = false;
   keySession: string | null = null;
   key = '';
+  /** keyHashOf(key), made with it. */
+  keyHash = 0;
   /** The text reads the same under any sql_mode and character set (see mode-independence.ts). */
   readonly modeIndependent: boolean;
   /** The prefix of its executions' keys, for one session key and schema (see execution-keys.ts). */

@@ -11,6 +11,7 @@ import type { FollowerStatus } from '../binlog/follower-status.ts';
 import { Bypass, Counter, Latency } from '../cache/cache-stats.ts';
 import { NO_ENTRY } from '../cache/query-cache.ts';
 import type { QueryCache, QueryCacheType } from '../cache/query-cache.ts';
+import { keyHashOf } from '../cache/result-store.ts';
 import type { QueuedWriter } from '../cache/result-store.ts';
 import { nameHash, nameHashOf } from '../cache/invalidation-registry.ts';
 import {
@@ -98,6 +99,8 @@ export interface WorkerCache {
 /** A reply on its way that the cache wants to keep. */
 export interface FillPlan {
   key: string;
+  /** keyHashOf(key): the lookup's, kept for the store. */
+  hash: number;
   slots: Int32Array;
   fillSeq: number;
   /** Identical misses of this worker wait for it. */
@@ -520,7 +523,8 @@ export class StatementRouter {
     else if (this.#readOutcome >= 0) record.bypasses[this.#readOutcome]!++;
     if (route.action === 'forward' && route.plan !== null) {
       route.plan.digest = record;
-      route.plan.sentAt = performance.now();
+      // A miss that fills read the clock for its flight a moment ago: once is enough.
+      route.plan.sentAt = route.plan.fill?.flight.startedAt ?? performance.now();
       route.plan.missed = this.#readOutcome === READ_MISS;
     }
   }
@@ -652,11 +656,14 @@ export class StatementRouter {
 
   /** A hit of a text inside a deferred transaction, or null (nothing counted, nothing started). */
   #deferredHit(entry: MemoEntry): Route | null {
-    if (entry.keySession !== this.#sessionKey) {
-      entry.keySession = this.#sessionKey;
-      entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
-    }
-    return this.#deferredLookup(entry, this.#snapshot?.schema ?? null, entry.key, null);
+    this.#ensureKey(entry);
+    return this.#deferredLookup(
+      entry,
+      this.#snapshot?.schema ?? null,
+      entry.key,
+      entry.keyHash,
+      null,
+    );
   }
 
   /**
@@ -670,7 +677,13 @@ export class StatementRouter {
     if (key === null) return null;
     const bound = statement.point !== null && this.#executionRows(statement, payload, layout);
     const rowSlots = bound ? statement.point!.readSlots() : null;
-    const hit = this.#deferredLookup(statement.entry, statement.schema, key, rowSlots);
+    const hit = this.#deferredLookup(
+      statement.entry,
+      statement.schema,
+      key,
+      keyHashOf(key),
+      rowSlots,
+    );
     // The types it bound are the statement's from now on, as for any execution.
     if (hit !== null && layout!.typesSent) this.#bindTypes(statement, payload, layout!);
     return hit;
@@ -684,6 +697,7 @@ export class StatementRouter {
     entry: MemoEntry,
     schema: string | null,
     key: string,
+    hash: number,
     rowSlots: Int32Array | null,
   ): Route | null {
     const deferred = this.#deferred!;
@@ -695,7 +709,7 @@ export class StatementRouter {
     // not worth the risk on a table written faster than its results are read again.
     if (deferred.repeatableRead && this.#cache.writtenOften(slots)) return null;
     const cache = this.#cache;
-    const id = cache.lookup(key, deferred.repeatableRead ? deferred.snapshotSeq : null);
+    const id = cache.lookup(key, deferred.repeatableRead ? deferred.snapshotSeq : null, hash);
     if (id === NO_ENTRY) return null;
     cache.stats.add(Counter.HITS);
     // The transaction keeps what its hits read until the server's snapshot is checked: an
@@ -835,7 +849,7 @@ export class StatementRouter {
    */
   acceptDiscarded(plan: CommandPlan | null, tracker: ReplyTracker): Discarded {
     if (plan !== null) {
-      if (plan.fill !== null) this.#worker.flights.finish(plan.fill.key, plan.fill.flight);
+      if (plan.fill !== null) this.#worker.flights.finish(plan.fill.flight);
       this.onReply(plan, tracker);
     }
     const answer = this.#owed ?? EMPTY_ANSWER;
@@ -1409,14 +1423,14 @@ export class StatementRouter {
   abandon(plans: readonly CommandPlan[]): void {
     for (const plan of plans) {
       if (plan.marks !== null) this.txn.abandon(plan.marks);
-      if (plan.fill !== null) this.#worker.flights.finish(plan.fill.key, plan.fill.flight);
+      if (plan.fill !== null) this.#worker.flights.finish(plan.fill.flight);
     }
   }
 
   /** Stores a complete reply when it may be; `bytes` may be changed, and is copied if kept. */
   store(fill: FillPlan, tracker: ReplyTracker, bytes: Buffer | null, offsets: number[]): void {
     this.#store(fill, tracker, bytes, offsets);
-    this.#worker.flights.finish(fill.key, fill.flight);
+    this.#worker.flights.finish(fill.flight);
   }
 
   #store(fill: FillPlan, tracker: ReplyTracker, bytes: Buffer | null, offsets: number[]): void {
@@ -1447,7 +1461,7 @@ export class StatementRouter {
       stats.add(Counter.NOT_CACHED);
       return;
     }
-    this.#cache.store(fill.key, bytes, offsets, slots, fill.fillSeq, rows);
+    this.#cache.store(fill.key, bytes, offsets, slots, fill.fillSeq, rows, fill.hash);
   }
 
   /**
@@ -1517,13 +1531,11 @@ export class StatementRouter {
     }
     if (this.#stateDirty) return this.#bypass(Bypass.SESSION_STATE, info, marks);
     if (executedUsing !== null) return this.#bypass(Bypass.UNCACHEABLE, info, marks);
-    if (entry.keySession !== this.#sessionKey) {
-      entry.keySession = this.#sessionKey;
-      entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
-    }
+    this.#ensureKey(entry);
     const route = this.#routeSelect(
       entry,
       entry.key,
+      entry.keyHash,
       this.#snapshot?.schema ?? null,
       marks,
       Command.QUERY,
@@ -1649,6 +1661,7 @@ export class StatementRouter {
     const route = this.#routeSelect(
       statement.entry,
       key,
+      keyHashOf(key),
       statement.schema,
       marks,
       Command.STMT_EXECUTE,
@@ -1873,6 +1886,17 @@ export class StatementRouter {
   // --- reads ----------------------------------------------------------------------------------
 
   /**
+   * Sets `entry.key` and `entry.keyHash` for this session's key, unless they are already: a
+   * repeated text then costs no string and no hash.
+   */
+  #ensureKey(entry: MemoEntry): void {
+    if (entry.keySession === this.#sessionKey) return;
+    entry.keySession = this.#sessionKey;
+    entry.key = `${this.#sessionKey}\u0000${entry.keyText}`;
+    entry.keyHash = keyHashOf(entry.key);
+  }
+
+  /**
    * `rowSlots`: an execution's own [table, rows…] slots (#executionRows), which replace the
    * statement's, and `rowKeys` how many distinct keys those rows are; null to read with the
    * statement's.
@@ -1880,6 +1904,7 @@ export class StatementRouter {
   #routeSelect(
     entry: MemoEntry,
     key: string,
+    hash: number,
     schema: string | null,
     marks: WriteMarks | null,
     command: number,
@@ -1907,7 +1932,7 @@ export class StatementRouter {
     }
     if (mayHit) {
       const cache = this.#cache;
-      const id = cache.lookup(key, snapshotSeq);
+      const id = cache.lookup(key, snapshotSeq, hash);
       if (id !== NO_ENTRY) {
         stats.add(Counter.HITS);
         if (this.#waited) stats.add(Counter.SINGLE_FLIGHT_HITS);
@@ -1928,12 +1953,12 @@ export class StatementRouter {
     // Results over tables written faster than they are read again are not copied at all, nor
     // waited for: an identical miss in flight would not be stored either. Asked first, so such
     // a miss costs no flight lookup (a map keyed by a new string) and no clock read.
-    if (!this.#cache.admits(key, slots))
+    if (!this.#cache.admits(key, slots, hash))
       return this.#forward(command, info, null, entry.establishesSnapshot);
     const flights = this.#worker.flights;
     const now = performance.now();
     if (!this.#waited) {
-      const flight = flights.joinable(key, now);
+      const flight = flights.joinable(key, now, hash);
       if (flight !== null)
         return { action: 'wait', flight, maxWaitMs: flights.maxWaitMs, metadata: false };
     }
@@ -1947,9 +1972,10 @@ export class StatementRouter {
     const kept = rowSlots === null ? slots : Int32Array.from(rowSlots);
     route.plan!.fill = {
       key,
+      hash,
       slots: kept,
       fillSeq,
-      flight: flights.start(key, now),
+      flight: flights.start(key, now, hash),
       info,
       schema,
       keys: rowSlots === null ? entry.readKeys : rowKeys,

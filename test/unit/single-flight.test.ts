@@ -33,7 +33,7 @@ describe('single flight', () => {
     const flight = flights.start('k', 0);
     const woken: number[] = [];
     for (let waiter = 0; waiter < 3; waiter++) flight.wait(() => woken.push(waiter), MAX_WAIT_MS);
-    flights.finish('k', flight);
+    flights.finish(flight);
     // The session whose reply ended is still inside its handler: others must not run inside it.
     assert.deepEqual(woken, []);
     await nextTurn();
@@ -58,7 +58,7 @@ describe('single flight', () => {
     assert.equal(woken, 1, 'woken at the bound although the first miss is still running');
     assert.equal(flights.joinable('k', 1), null, 'newcomers go to the server themselves');
     // The slow reply arrives later: nobody is woken twice.
-    flights.finish('k', flight);
+    flights.finish(flight);
     await nextTurn();
     assert.equal(woken, 1);
   });
@@ -78,12 +78,36 @@ describe('single flight', () => {
     // The old flight's waiters went at the bound; a new miss of the same key starts a flight.
     mock.timers.tick(MAX_WAIT_MS);
     const newer = flights.start('k', MAX_WAIT_MS);
-    flights.finish('k', old);
+    flights.finish(old);
     await nextTurn();
     assert.equal(oldWoken, 1);
     assert.equal(flights.joinable('k', MAX_WAIT_MS + 1), newer);
-    flights.finish('k', newer);
+    flights.finish(newer);
     assert.equal(flights.joinable('k', MAX_WAIT_MS + 1), null);
+  });
+
+  test('two keys of one hash: a miss waits only for its own key, and each finish ends its own', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    const HASH = 7;
+    const first = flights.start('a', 0, HASH);
+    assert.equal(flights.joinable('a', 1, HASH), first);
+    assert.equal(flights.joinable('b', 1, HASH), null, "another key's flight is no reply for it");
+    let firstWoken = 0;
+    first.wait(() => firstWoken++, MAX_WAIT_MS);
+    // The other key's miss takes the place over; the first flight's waiters still wake.
+    const second = flights.start('b', 1, HASH);
+    assert.equal(flights.joinable('a', 2, HASH), null);
+    assert.equal(flights.joinable('b', 2, HASH), second);
+    flights.finish(first);
+    await nextTurn();
+    assert.equal(firstWoken, 1);
+    assert.equal(
+      flights.joinable('b', 2, HASH),
+      second,
+      'the older flight left the newer in place',
+    );
+    flights.finish(second);
+    assert.equal(flights.joinable('b', 2, HASH), null);
   });
 
   test('an abandoned flight (its connection lost) wakes its waiters like a landed one', async () => {
