@@ -2,8 +2,9 @@
  * Single flight: identical misses in one worker wait for the first instead of all asking the
  * server, and never for longer than the bound. What sessions rely on: a waiter is always woken
  * (reply in, flight abandoned, or bound reached), exactly once, on its own turn of the event
- * loop; a flight past its bound or already landed takes no new waiters; and finishing an old
- * flight never ends a newer one for the same key.
+ * loop; a flight past its bound or already landed takes no new waiters; a miss waits only for
+ * a flight of its own key, though flights are kept by the key's hash; and finishing an old flight
+ * never ends a newer one in its place.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
