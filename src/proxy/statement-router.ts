@@ -1952,7 +1952,7 @@ export class StatementRouter {
     this.#readOutcome = READ_MISS;
     // Results over tables written faster than they are read again are not copied at all, nor
     // waited for: an identical miss in flight would not be stored either. Asked first, so such
-    // a miss costs no flight lookup (a map keyed by a new string) and no clock read.
+    // a miss costs no flight lookup and no clock read.
     if (!this.#cache.admits(key, slots, hash))
       return this.#forward(command, info, null, entry.establishesSnapshot);
     const flights = this.#worker.flights;
