@@ -32,7 +32,6 @@ interface Store {
   set(key: string, input: ResultInput): boolean;
   find(key: string): number;
   replyOf(id: number): Buffer;
-  clear(): void;
 }
 type StoreClass = new (options: { budgetBytes: number }) => Store;
 
@@ -55,13 +54,13 @@ const keysOf = (from: number, count = perRound): string[] =>
 // A column definition and one row of 120 characters, with their headers: about a point
 // select's reply.
 const REPLY = Buffer.alloc(200, 0x61);
-const input = (): ResultInput => ({
+const value: ResultInput = {
   bytes: REPLY,
   statusOffsets: [196],
   slots: Int32Array.of(3, 1234),
   fillSeq: 0,
   rows: 1,
-});
+};
 
 const PHASES = ['fill, fresh', 'fill, full', 'hit', 'miss'] as const;
 type Phase = (typeof PHASES)[number];
@@ -76,7 +75,6 @@ const record = (name: string, phase: Phase, started: NodeJS.CpuUsage, faulted: n
   );
 };
 
-const value = input();
 // More than a store of a sixteenth of the budget holds (a record is over 250 bytes): it wraps
 // round its ring.
 const prefill = keysOf(2e9, Math.ceil(budget / 16 / 250));
