@@ -256,7 +256,16 @@ async function runProxy(args: string[]): Promise<void> {
   log.info(
     `nicecache listening on ${proxy.host}:${proxy.port} with ${config.workers} worker(s), fronting ${host}:${port}${config.socket === null ? '' : `, and on the Unix socket ${config.socket} (worker 0)`}; ${tlsOffered(config, tls)}`,
   );
+  // Correct without one, but a cache that seldom hits: say why where it will be read.
+  if (config.queryCacheSize !== 0 && config.adminUser === null) log.warn(WITHOUT_ADMIN);
 }
+
+/**
+ * Without metadata the proxy cannot tell a view from a table, nor which tables take InnoDB's
+ * snapshot (README, "Give nicecache an admin account").
+ */
+const WITHOUT_ADMIN =
+  'no admin account (--admin-user): every write invalidates every cached result, and a REPEATABLE READ transaction whose first read misses gets every later read from the server; see README, "Give nicecache an admin account"';
 
 /** What the startup line says of TLS to clients. */
 function tlsOffered(config: ProxyConfig, tls: TlsCredentials | null): string {

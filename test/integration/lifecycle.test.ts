@@ -339,6 +339,36 @@ describe('signals and exposure', () => {
     }
   });
 
+  test('without an admin account the start says what the cache cannot do; with one, or no cache, it does not', async () => {
+    const without = await startProxyProcess({ backend, workers: 1 });
+    try {
+      await waitForLog(without, /no admin account \(--admin-user\)/);
+      assert.match(
+        without.log(),
+        /^\S+ warn +no admin account \(--admin-user\): every write invalidates every cached result, and a REPEATABLE READ transaction whose first read misses gets every later read from the server/m,
+      );
+    } finally {
+      assert.equal(await without.stop(), 0);
+    }
+    for (const extraArgs of [
+      ['--admin-user', 'meta'],
+      ['--query-cache-size', '0'],
+    ]) {
+      const quiet = await startProxyProcess({
+        backend,
+        workers: 1,
+        extraArgs,
+        env: { NICECACHE_ADMIN_PASSWORD: SECRET },
+      });
+      try {
+        await selectOne(quiet.port);
+        assert.doesNotMatch(quiet.log(), /no admin account/, extraArgs.join(' '));
+      } finally {
+        assert.equal(await quiet.stop(), 0);
+      }
+    }
+  });
+
   test('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(
       readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
