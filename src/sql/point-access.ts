@@ -42,6 +42,7 @@ const WORDS = [
   'DELAYED',
   'DELETE',
   'DUPLICATE',
+  'EXCEPT',
   'FOR',
   'FROM',
   'GROUP',
@@ -51,6 +52,7 @@ const WORDS = [
   'IN',
   'INNER',
   'INSERT',
+  'INTERSECT',
   'INTO',
   'JOIN',
   'KEY',
@@ -71,6 +73,7 @@ const WORDS = [
   'SELECT',
   'SET',
   'STRAIGHT_JOIN',
+  'UNION',
   'UPDATE',
   'USING',
   'VALUE',
@@ -487,6 +490,29 @@ function rowPerMatch(reader: Reader, from: number): boolean {
     }
   }
   return true;
+}
+
+/**
+ * Is the statement in tokens [start, end) a SELECT whose every result row is made of a row it
+ * read from the table named right after its FROM (not a derived table): one SELECT, no UNION,
+ * EXCEPT or INTERSECT, and nothing in parentheses in its select list, no GROUP BY, HAVING,
+ * WINDOW or PROCEDURE (as rowPerMatch). A result with a row then shows the server read a row of
+ * that table; the caller checks it reads no other (no join, no subquery).
+ */
+export function rowsReadFromTable(tokens: TokenList, start: number, end: number): boolean {
+  if (tokens.uncertainVersionedComment || tokens.error !== null) return false;
+  const reader = new Reader(tokens, start, end);
+  if (reader.word(start) !== W.SELECT) return false;
+  let from = -1;
+  let depth = 0;
+  for (let i = start + 1; i < end; i++) {
+    const word = reader.word(i);
+    if (word === W.UNION || word === W.EXCEPT || word === W.INTERSECT) return false;
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+    else if (depth === 0 && from < 0 && word === W.FROM) from = i;
+  }
+  return from > 0 && !reader.isOperator(from + 1, LEFT_PARENTHESIS) && rowPerMatch(reader, from);
 }
 
 /**

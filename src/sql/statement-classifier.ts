@@ -12,7 +12,7 @@ import { Kw } from './keywords.ts';
 import { ParseState } from './parse-state.ts';
 import { sweepFunctionCalls } from './query-parser.ts';
 import type { StatementInfo, StatementKind } from './statement-info.ts';
-import { addsRowsOnly, pointAccessOf } from './point-access.ts';
+import { addsRowsOnly, pointAccessOf, rowsReadFromTable } from './point-access.ts';
 import { statementFacts } from './statement-facts.ts';
 import { parseStatement, startsReadOnly } from './statement-parser.ts';
 import { addTable } from './table-ref.ts';
@@ -244,6 +244,13 @@ function classifyStatement(
       !s.writesEverything &&
       s.writes.length === 1 &&
       addsRowsOnly(tokens, start, end),
+    rowsReadFromTable:
+      kind === 'select' &&
+      !several &&
+      !s.failed &&
+      s.reads.length === 1 &&
+      s.writes.length === 0 &&
+      rowsReadFromTable(tokens, start, end),
   };
 }
 
@@ -312,5 +319,6 @@ function combine(statements: StatementInfo[], tokens: TokenList, sql: string): S
     readsWarnings: statements.some((statement) => statement.readsWarnings),
     point: null,
     addsRowsOnly: false,
+    rowsReadFromTable: false,
   };
 }

@@ -204,6 +204,11 @@ export interface StatementInfo {
    * (point-access.ts, addsRowsOnly).
    */
   addsRowsOnly: boolean;
+  /**
+   * A SELECT of one table whose every result row is made of a row it read from that table
+   * (point-access.ts, rowsReadFromTable): a result with a row shows the server read one.
+   */
+  rowsReadFromTable: boolean;
 }
 
 /**

@@ -2621,6 +2621,40 @@ describe('point access: the rows a statement is bounded to by one column’s val
   });
 });
 
+describe('SELECTs whose result rows are rows read from their table', () => {
+  // A result with a row then shows InnoDB read one, and took the transaction's snapshot.
+  test('one SELECT of one table, no aggregate, group, derived table, join, subquery or set operation', () => {
+    for (const [sql, expected] of [
+      ['SELECT c FROM t WHERE id = 5', true],
+      ['SELECT * FROM t ORDER BY id', true],
+      ['SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 100', true],
+      ['SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 1 AND 100 ORDER BY c', true],
+      ['SELECT a.c FROM t AS a WHERE a.id IN (1, 2) LIMIT 1', true],
+      ['SELECT c FROM db.t FORCE INDEX (PRIMARY) WHERE (id = 1 OR id = 2)', true],
+      // Its result may have no row: what the reply shows, not the statement, says it read one.
+      ['SELECT * FROM t WHERE 1=0', true],
+      // An aggregate answers a row over no row read.
+      ['SELECT COUNT(*) FROM t WHERE 1=0', false],
+      ['SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 100', false],
+      ['SELECT c FROM t GROUP BY c', false],
+      ['SELECT c FROM t HAVING c > 0', false],
+      ['SELECT CONCAT(c, pad) FROM t', false],
+      ['SELECT * FROM (SELECT 1 AS one) AS d', false],
+      ['SELECT * FROM (SELECT * FROM t) AS d', false],
+      ['SELECT c FROM t WHERE id = 1 UNION SELECT 2', false],
+      ['SELECT c FROM t WHERE id = 1 EXCEPT SELECT c FROM t WHERE id = 2', false],
+      ['SELECT c FROM t INTERSECT SELECT c FROM t', false],
+      ['SELECT a.c FROM t a JOIN u b ON a.id = b.id', false],
+      ['SELECT c FROM t WHERE id IN (SELECT id FROM u)', false],
+      ['SELECT 1', false],
+      ['UPDATE t SET c = 1 WHERE id = 5', false],
+      ['SELECT c FROM t; SELECT c FROM t', false],
+    ] as const) {
+      assert.equal(classify(sql, DEFAULTS).rowsReadFromTable, expected, sql);
+    }
+  });
+});
+
 describe('INSERTs that only add rows', () => {
   test('INSERT in all its forms, but no ON DUPLICATE KEY UPDATE, REPLACE or untold writes', () => {
     for (const [sql, expected] of [
