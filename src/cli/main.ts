@@ -265,7 +265,7 @@ async function runProxy(args: string[]): Promise<void> {
  * snapshot (README, "Give nicecache an admin account").
  */
 const WITHOUT_ADMIN =
-  'no admin account (--admin-user): every write invalidates every cached result, and a REPEATABLE READ transaction whose first read misses gets every later read from the server; see README, "Give nicecache an admin account"';
+  'no admin account (--admin-user): every write invalidates every cached result, and a REPEATABLE READ transaction that BEGIN started on the server gets every read from the server; see README, "Give nicecache an admin account"';
 
 /** What the startup line says of TLS to clients. */
 function tlsOffered(config: ProxyConfig, tls: TlsCredentials | null): string {

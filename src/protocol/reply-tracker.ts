@@ -130,6 +130,8 @@ export class ReplyTracker {
   parameterCount = 0;
   /** Result sets and OKs so far. */
   results = 0;
+  /** A row came (of any result set of the reply). */
+  sawRow = false;
   /** In an authentication exchange, the server has asked and the client's answer is due. */
   #clientTurn = false;
 
@@ -200,6 +202,7 @@ export class ReplyTracker {
           this.#readStatus(this.#payload(packet), !this.#deprecateEof);
           return this.#finishResult();
         }
+        this.sawRow = true;
         return false;
       case State.PREPARE_PARAMS:
         if (--this.#remaining === 0) {

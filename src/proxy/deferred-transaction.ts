@@ -12,7 +12,13 @@
  * - The first statement the cache cannot answer starts the transaction on the server. If hits
  *   were served, REPEATABLE READ needs the server's snapshot to equal them: it is started WITH
  *   CONSISTENT SNAPSHOT, and once its reply is in (the snapshot is taken), the tables the hits
- *   read are checked again. A write that committed before the server's snapshot was either
+ *   read are checked again. So it is too when that statement is a plain read sent in the same
+ *   write: the proxy must know the snapshot is taken before it serves the hits that follow, and
+ *   a read does not always take it (one of a table that is not InnoDB, whose engine the proxy
+ *   may not even know without an admin account, and one InnoDB answers without reading a row:
+ *   `WHERE 1=0`, `LIMIT 0`). Taken right before that read, it is where InnoDB takes it for a
+ *   read that reads a row; otherwise it is earlier than InnoDB's, which the transaction still
+ *   sees whole. A write that committed before the server's snapshot was either
  *   still marked in flight or had raised its table's number by then, so it is seen; the
  *   transaction then cannot go on with the results it already gave, and ends the way InnoDB
  *   ends a transaction whose snapshot is no longer valid (ER_CHECKREAD, rolled back).
@@ -33,6 +39,11 @@ export class DeferredTransaction {
   snapshotSeq = 0;
   /** The registry's sequence when the server was asked to start it. */
   seqBeforeOpening = 0;
+  /**
+   * What starts it on the server goes with a plain read (not a locking one) in the same write:
+   * it is started WITH CONSISTENT SNAPSHOT even if no hit was served (see the file's comment).
+   */
+  opensWithRead = false;
   /** The registry slots of every hit served so far (arrays shared with the statement memo). */
   readonly #served: Int32Array[] = [];
   /** What each of those hits read, for the error that names a table. */
@@ -48,6 +59,7 @@ export class DeferredTransaction {
     this.access = access;
     this.repeatableRead = repeatableRead;
     this.snapshotSeq = snapshotSeq;
+    this.opensWithRead = false;
     this.#served.length = 0;
     this.#reads.length = 0;
   }
@@ -61,9 +73,12 @@ export class DeferredTransaction {
     this.#reads.push(reads);
   }
 
-  /** Must the server's transaction be started with a snapshot the hits are checked against? */
+  /**
+   * Must the server's transaction be started with a snapshot, taken when its start is answered
+   * (and the hits served, if any, checked against it)?
+   */
   get needsSnapshot(): boolean {
-    return this.repeatableRead && this.#served.length > 0;
+    return this.repeatableRead && (this.#served.length > 0 || this.opensWithRead);
   }
 
   /** What starts the transaction on the server (a COM_QUERY payload). */

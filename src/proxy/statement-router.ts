@@ -119,7 +119,10 @@ export interface CommandPlan {
   seqBefore: number;
   marks: WriteMarks | null;
   fill: FillPlan | null;
-  /** A read of transactional tables relayed to the server: InnoDB has taken its snapshot. */
+  /**
+   * START TRANSACTION WITH CONSISTENT SNAPSHOT, or a read of transactional tables relayed to the
+   * server, which took InnoDB's snapshot if its reply shows it read a row (see readTookSnapshot).
+   */
   establishesSnapshot: boolean;
   /** What a COM_STMT_PREPARE prepares. */
   prepare: { sql: string; entry: MemoEntry; schema: string | null } | null;
@@ -247,6 +250,20 @@ const SESSION_STATE_KINDS: ReadonlySet<StatementKind> = new Set([
   'lock',
   'grant',
 ]);
+
+/**
+ * Does the reply to a read of transactional tables show that InnoDB took the transaction's
+ * snapshot for it? InnoDB takes it when it first reads a row, and answers some reads without
+ * reading one: `WHERE 1=0`, `LIMIT 0`, an aggregate over either; the snapshot is then taken
+ * later, and a hit served before that could be older than what the server shows next. So only
+ * a read that surely read a row counts: one whose result rows are rows it read from its one
+ * table (StatementInfo.rowsReadFromTable), that returned a row. Other reads leave the
+ * transaction's hits waiting for one that does (a transaction the proxy began is started WITH
+ * CONSISTENT SNAPSHOT instead: see DeferredTransaction).
+ */
+function readTookSnapshot(info: StatementInfo | null, tracker: ReplyTracker): boolean {
+  return info !== null && info.rowsReadFromTable && tracker.sawRow;
+}
 
 /**
  * Whether a statement waits for the session probe when the state may have changed. The probe is
@@ -641,7 +658,9 @@ export class StatementRouter {
           : this.#deferredExecutionHit(statement, payload);
       if (hit !== null) return hit;
     }
-    if (this.#pipelinable(entry, schema)) return this.#openWith(payload, lastHit);
+    if (this.#pipelinable(entry, schema)) {
+      return this.#openWith(payload, lastHit, !info.lockingRead);
+    }
     return this.#openDeferred(lastHit);
   }
 
@@ -766,10 +785,12 @@ export class StatementRouter {
   /**
    * Starts the deferred transaction on the server and sends the command right after it, in one
    * write: the command is routed as it will be once the transaction is open (no hit, which the
-   * transaction's start could still refuse, and no waiting).
+   * transaction's start could still refuse, and no waiting). `plainRead`: the command is a
+   * SELECT that locks nothing (see DeferredTransaction.opensWithRead).
    */
-  #openWith(payload: Buffer, lastHit: number): Route {
+  #openWith(payload: Buffer, lastHit: number, plainRead: boolean): Route {
     const deferred = this.#deferred!;
+    deferred.opensWithRead = plainRead;
     this.#deferred = null;
     this.#opening = deferred;
     this.#pipelined = true;
@@ -1212,7 +1233,9 @@ export class StatementRouter {
       tracker.status,
       plan.seqBefore,
       plan.marks,
-      plan.establishesSnapshot && !failed,
+      plan.establishesSnapshot &&
+        !failed &&
+        (info?.control?.kind === 'consistent-snapshot' || readTookSnapshot(info, tracker)),
       info?.control?.kind === 'set-transaction',
       plan.isolation,
     );

@@ -11,7 +11,9 @@
  *   A REPEATABLE READ transaction sees the data as of a moment no earlier than that, so a cached
  *   result is what it would see when none of its tables moved past the number (and, once stored,
  *   a result read inside it is good exactly as long as that stays true). InnoDB takes the
- *   snapshot at the first read, not at BEGIN, so hits wait until a read has gone to the server.
+ *   snapshot when it first reads a row, not at BEGIN, so hits wait until a read is known to
+ *   have (StatementRouter's readTookSnapshot), or the transaction began WITH CONSISTENT
+ *   SNAPSHOT.
  */
 import type { InvalidationRegistry } from '../cache/invalidation-registry.ts';
 import { ServerStatus } from '../protocol/constants.ts';

@@ -507,6 +507,138 @@ describe('transactions begun by the proxy', () => {
     }
   });
 
+  /**
+   * In `client`'s transaction, begun with BEGIN (the proxy's or the server's): a first read that
+   * reads no row, a read of u (cached: a hit once the snapshot is known to be taken), then t
+   * and u changed together by `writer`, then a read of t, which the server must answer from the
+   * same snapshot as u was: both as they were, since the read of u came before the change.
+   * `rowless` is that first read and `rows` its result. Returns the hits the read of u got.
+   */
+  async function snapshotAfterARowlessRead(
+    harness: ProxyHarness,
+    client: RawClient,
+    writer: RawClient,
+    rowless: string,
+    rows: string[][],
+  ): Promise<number> {
+    for (const sql of [READ_T, READ_U, 'BEGIN', 'COMMIT']) await rowsThrough(client, sql);
+    await rowsThrough(client, 'BEGIN');
+    // InnoDB answers this without reading a row, and takes no snapshot for it.
+    assert.deepEqual(await rowsThrough(client, rowless), rows);
+    const before = await harness.counters();
+    assert.deepEqual((await rowsThrough(client, READ_U))[0], ['1', '10']);
+    const hits = (await harness.counters()).get('hits')! - before.get('hits')!;
+    for (const sql of [
+      'BEGIN',
+      "UPDATE t SET v = 'uno' WHERE id = 1",
+      'UPDATE u SET w = 11 WHERE id = 1',
+      'COMMIT',
+    ]) {
+      await rowsThrough(writer, sql);
+    }
+    assert.deepEqual(
+      (await rowsThrough(client, READ_T))[0],
+      ['1', 'one'],
+      't as in the snapshot u was read in: the change to both came after it',
+    );
+    assert.deepEqual((await rowsThrough(client, READ_U))[0], ['1', '10'], 'u, repeatable');
+    await rowsThrough(client, 'COMMIT');
+    assert.deepEqual((await rowsThrough(client, READ_T))[0], ['1', 'uno']);
+    return hits;
+  }
+
+  test('begun by the proxy, a first read that reads no row: started WITH CONSISTENT SNAPSHOT, the hits after it agree with the server', async () => {
+    await runStatements(proxy.host, proxy.port, TABLES);
+    await proxy.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    const a = await proxy.connect(0, login);
+    const b = await proxy.connect(1, login);
+    try {
+      assert.equal(
+        await snapshotAfterARowlessRead(proxy, a, b, 'SELECT * FROM t WHERE 1=0', []),
+        1,
+        'u read in the snapshot: a hit',
+      );
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test('begun by the server, a first read that reads no row takes no snapshot: no hit until one that read a row', async () => {
+    const off = await ProxyHarness.start(['--defer-transactions', 'off']);
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    try {
+      // The first has a row in its result, but not one of t's.
+      for (const [rowless, rows] of [
+        ['SELECT COUNT(*) FROM t WHERE 1=0', [['0']]],
+        ['SELECT * FROM t LIMIT 0', []],
+      ] as const) {
+        await runStatements(off.host, off.port, TABLES);
+        await off.settle();
+        const a = await off.connect(0, login);
+        const b = await off.connect(1, login);
+        try {
+          assert.equal(
+            await snapshotAfterARowlessRead(
+              off,
+              a,
+              b,
+              rowless,
+              rows.map((row) => [...row]),
+            ),
+            0,
+            `after ${rowless}, u read from the server`,
+          );
+        } finally {
+          a.close();
+          b.close();
+        }
+      }
+      // A read that returned rows of its table did take it: the hits go on after it.
+      const a = await off.connect(0, login);
+      try {
+        await rowsThrough(a, READ_U);
+        await rowsThrough(a, 'BEGIN');
+        await rowsThrough(a, READ_T);
+        const before = await off.counters();
+        await rowsThrough(a, READ_U);
+        await rowsThrough(a, 'COMMIT');
+        assert.equal((await off.counters()).get('hits')! - before.get('hits')!, 1);
+      } finally {
+        a.close();
+      }
+    } finally {
+      assert.equal(await off.stop(), 0);
+    }
+  });
+
+  test('without an admin account, a transaction whose first read misses is served hits after it', async () => {
+    // No metadata: the proxy cannot tell which tables take InnoDB's snapshot.
+    const bare = await ProxyHarness.start(['--admin-user', '']);
+    try {
+      await runStatements(bare.host, bare.port, TABLES);
+      await bare.settle();
+      const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+      const a = await bare.connect(0, login);
+      try {
+        for (const sql of [READ_T, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
+        const before = await bare.counters();
+        await rowsThrough(a, 'BEGIN');
+        assert.deepEqual(await rowsThrough(a, 'SELECT v FROM t WHERE id = 2'), [['two']]);
+        assert.deepEqual((await rowsThrough(a, READ_T))[0], ['1', 'one']);
+        await rowsThrough(a, 'COMMIT');
+        const after = await bare.counters();
+        assert.equal(after.get('hits')! - before.get('hits')!, 1, 'the second read a hit');
+        assert.equal(after.get('transactions_deferred')! - before.get('transactions_deferred')!, 1);
+      } finally {
+        a.close();
+      }
+    } finally {
+      assert.equal(await bare.stop(), 0);
+    }
+  });
+
   test('under concurrent transfers, every transaction a reader sees adds up', async () => {
     const ACCOUNTS = 8;
     const TOTAL = ACCOUNTS * 100;

@@ -345,7 +345,7 @@ describe('signals and exposure', () => {
       await waitForLog(without, /no admin account \(--admin-user\)/);
       assert.match(
         without.log(),
-        /^\S+ warn +no admin account \(--admin-user\): every write invalidates every cached result, and a REPEATABLE READ transaction whose first read misses gets every later read from the server/m,
+        /^\S+ warn +no admin account \(--admin-user\): every write invalidates every cached result, and a REPEATABLE READ transaction that BEGIN started on the server gets every read from the server/m,
       );
     } finally {
       assert.equal(await without.stop(), 0);
