@@ -18,8 +18,8 @@
  *   may not even know without an admin account, and one InnoDB answers without reading a row:
  *   `WHERE 1=0`, `LIMIT 0`). Taken right before that read, it is where InnoDB takes it for a
  *   read that reads a row; otherwise it is earlier than InnoDB's, which the transaction still
- *   sees whole. A write that committed before the server's snapshot was either
- *   still marked in flight or had raised its table's number by then, so it is seen; the
+ *   sees whole. A write that committed before the server's snapshot was either still marked
+ *   in flight or had raised its table's number by then, so it is seen; the
  *   transaction then cannot go on with the results it already gave, and ends the way InnoDB
  *   ends a transaction whose snapshot is no longer valid (ER_CHECKREAD, rolled back).
  * - READ COMMITTED reads anew at every statement: hits only need to be fresh when served, and

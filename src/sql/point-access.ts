@@ -494,10 +494,12 @@ function rowPerMatch(reader: Reader, from: number): boolean {
 
 /**
  * Is the statement in tokens [start, end) a SELECT whose every result row is made of a row it
- * read from the table named right after its FROM (not a derived table): one SELECT, no UNION,
- * EXCEPT or INTERSECT, and nothing in parentheses in its select list, no GROUP BY, HAVING,
- * WINDOW or PROCEDURE (as rowPerMatch). A result with a row then shows the server read a row of
- * that table; the caller checks it reads no other (no join, no subquery).
+ * read from the table named first in its FROM: a table there (not a derived table, DUAL or a
+ * table function such as JSON_TABLE), no RIGHT JOIN (whose rows may come from the right side
+ * alone), one SELECT (no UNION, EXCEPT or INTERSECT), and nothing in parentheses in its select
+ * list, no GROUP BY, HAVING, WINDOW or PROCEDURE (as rowPerMatch). A result with a row then
+ * shows the server read a row of that table; the caller checks it reads no other table (no
+ * join of one, no subquery reading one).
  */
 export function rowsReadFromTable(tokens: TokenList, start: number, end: number): boolean {
   if (tokens.uncertainVersionedComment || tokens.error !== null) return false;
@@ -507,12 +509,21 @@ export function rowsReadFromTable(tokens: TokenList, start: number, end: number)
   let depth = 0;
   for (let i = start + 1; i < end; i++) {
     const word = reader.word(i);
-    if (word === W.UNION || word === W.EXCEPT || word === W.INTERSECT) return false;
+    if (word === W.UNION || word === W.EXCEPT || word === W.INTERSECT || word === W.RIGHT) {
+      return false;
+    }
     if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
     else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
     else if (depth === 0 && from < 0 && word === W.FROM) from = i;
   }
-  return from > 0 && !reader.isOperator(from + 1, LEFT_PARENTHESIS) && rowPerMatch(reader, from);
+  if (from < 0) return false;
+  const first = reader.tableAt(from + 1);
+  return (
+    first !== null &&
+    !(first.schema === null && first.name === 'dual') &&
+    !reader.isOperator(first.next, LEFT_PARENTHESIS) &&
+    rowPerMatch(reader, from)
+  );
 }
 
 /**

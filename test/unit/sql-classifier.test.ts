@@ -2646,6 +2646,13 @@ describe('SELECTs whose result rows are rows read from their table', () => {
       ['SELECT c FROM t INTERSECT SELECT c FROM t', false],
       ['SELECT a.c FROM t a JOIN u b ON a.id = b.id', false],
       ['SELECT c FROM t WHERE id IN (SELECT id FROM u)', false],
+      ['SELECT c FROM t LEFT JOIN (SELECT 1 AS one) AS d ON 1=0', true],
+      ['SELECT c FROM t RIGHT JOIN (SELECT 1 AS one) AS d ON 1=0', false],
+      ['SELECT 1 FROM DUAL LEFT JOIN t ON 1=0', false],
+      [
+        "SELECT c FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) AS j LEFT JOIN t ON 1=0",
+        false,
+      ],
       ['SELECT 1', false],
       ['UPDATE t SET c = 1 WHERE id = 5', false],
       ['SELECT c FROM t; SELECT c FROM t', false],
