@@ -507,6 +507,14 @@ describe('transactions begun by the proxy', () => {
     }
   });
 
+  /** TABLES made anew through `harness`, and a session on each of its two workers. */
+  async function freshSessions(harness: ProxyHarness): Promise<[RawClient, RawClient]> {
+    await runStatements(harness.host, harness.port, TABLES);
+    await harness.settle();
+    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
+    return [await harness.connect(0, login), await harness.connect(1, login)];
+  }
+
   /**
    * In `client`'s transaction, begun with BEGIN (the proxy's or the server's): a first read that
    * reads no row, a read of u (cached: a hit once the snapshot is known to be taken), then t
@@ -548,11 +556,7 @@ describe('transactions begun by the proxy', () => {
   }
 
   test('begun by the proxy, a first read that reads no row: started WITH CONSISTENT SNAPSHOT, the hits after it agree with the server', async () => {
-    await runStatements(proxy.host, proxy.port, TABLES);
-    await proxy.settle();
-    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
-    const a = await proxy.connect(0, login);
-    const b = await proxy.connect(1, login);
+    const [a, b] = await freshSessions(proxy);
     try {
       assert.equal(
         await snapshotAfterARowlessRead(proxy, a, b, 'SELECT * FROM t WHERE 1=0', []),
@@ -567,17 +571,13 @@ describe('transactions begun by the proxy', () => {
 
   test('begun by the server, a first read that reads no row takes no snapshot: no hit until one that read a row', async () => {
     const off = await ProxyHarness.start(['--defer-transactions', 'off']);
-    const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
     try {
       // The first has a row in its result, but not one of t's.
       for (const [rowless, rows] of [
         ['SELECT COUNT(*) FROM t WHERE 1=0', [['0']]],
         ['SELECT * FROM t LIMIT 0', []],
       ] as const) {
-        await runStatements(off.host, off.port, TABLES);
-        await off.settle();
-        const a = await off.connect(0, login);
-        const b = await off.connect(1, login);
+        const [a, b] = await freshSessions(off);
         try {
           assert.equal(
             await snapshotAfterARowlessRead(
@@ -596,7 +596,8 @@ describe('transactions begun by the proxy', () => {
         }
       }
       // A read that returned rows of its table did take it: the hits go on after it.
-      const a = await off.connect(0, login);
+      const [a, b] = await freshSessions(off);
+      b.close();
       try {
         await rowsThrough(a, READ_U);
         await rowsThrough(a, 'BEGIN');
@@ -617,10 +618,8 @@ describe('transactions begun by the proxy', () => {
     // No metadata: the proxy cannot tell which tables take InnoDB's snapshot.
     const bare = await ProxyHarness.start(['--admin-user', '']);
     try {
-      await runStatements(bare.host, bare.port, TABLES);
-      await bare.settle();
-      const login = { user: BACKEND_USER, password: BACKEND_PASSWORD, database: DB };
-      const a = await bare.connect(0, login);
+      const [a, b] = await freshSessions(bare);
+      b.close();
       try {
         for (const sql of [READ_T, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
         const before = await bare.counters();
