@@ -334,18 +334,9 @@ export function pointAccessOf(
  * that the whole WHERE holds for (an outer join's missing row has NULLs, which `= 5` is not).
  */
 function pointSelect(reader: Reader): PointAccess | null {
-  const { start, end } = reader;
+  const { start } = reader;
   if (reader.word(start) !== W.SELECT) return null;
-  let from = -1;
-  let depth = 0;
-  for (let i = start + 1; i < end; i++) {
-    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
-    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
-    else if (depth === 0 && reader.word(i) === W.FROM) {
-      from = i;
-      break;
-    }
-  }
+  const from = fromOf(reader);
   if (from < 0) return null;
   const target = tableAndAlias(reader, from + 1);
   if (target === null) return null;
@@ -368,6 +359,17 @@ function pointSelect(reader: Reader): PointAccess | null {
         rowPerMatch: rowPerMatch(reader, from),
         inList: where.inList,
       };
+}
+
+/** The SELECT's own FROM (not a subquery's in its select list), or -1. */
+function fromOf(reader: Reader): number {
+  let depth = 0;
+  for (let i = reader.start + 1; i < reader.end; i++) {
+    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
+    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
+    else if (depth === 0 && reader.word(i) === W.FROM) return i;
+  }
+  return -1;
 }
 
 /** The words a join may begin with, besides a comma. */
@@ -505,17 +507,13 @@ export function rowsReadFromTable(tokens: TokenList, start: number, end: number)
   if (tokens.uncertainVersionedComment || tokens.error !== null) return false;
   const reader = new Reader(tokens, start, end);
   if (reader.word(start) !== W.SELECT) return false;
-  let from = -1;
-  let depth = 0;
   for (let i = start + 1; i < end; i++) {
     const word = reader.word(i);
     if (word === W.UNION || word === W.EXCEPT || word === W.INTERSECT || word === W.RIGHT) {
       return false;
     }
-    if (reader.isOperator(i, LEFT_PARENTHESIS)) depth++;
-    else if (reader.isOperator(i, RIGHT_PARENTHESIS)) depth--;
-    else if (depth === 0 && from < 0 && word === W.FROM) from = i;
   }
+  const from = fromOf(reader);
   if (from < 0) return false;
   const first = reader.tableAt(from + 1);
   return (
