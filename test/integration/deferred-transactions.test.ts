@@ -569,6 +569,22 @@ describe('transactions begun by the proxy', () => {
     }
   });
 
+  test('begun by the proxy, a locking read first: the client’s BEGIN, so the snapshot is taken at the first plain read, as on the server', async () => {
+    const [a, b] = await freshSessions(proxy);
+    try {
+      for (const sql of [READ_U, 'BEGIN', 'COMMIT']) await rowsThrough(a, sql);
+      await rowsThrough(a, 'BEGIN');
+      assert.deepEqual(await rowsThrough(a, 'SELECT v FROM t WHERE id = 1 FOR UPDATE'), [['one']]);
+      await rowsThrough(b, 'UPDATE u SET w = 11 WHERE id = 1');
+      // InnoDB took no snapshot for the locking read: this first plain read sees the change.
+      assert.deepEqual((await rowsThrough(a, READ_U))[0], ['1', '11']);
+      await rowsThrough(a, 'COMMIT');
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
   test('begun by the server, a first read that reads no row takes no snapshot: no hit until one that read a row', async () => {
     const off = await ProxyHarness.start(['--defer-transactions', 'off']);
     try {
