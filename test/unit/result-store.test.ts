@@ -6,6 +6,7 @@
  * worker threads.)
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { NO_ENTRY, ResultStore } from '../../src/cache/result-store.ts';
 import type { QueuedWriter, ResultInput } from '../../src/cache/result-store.ts';
@@ -146,6 +147,23 @@ describe('ResultStore', () => {
     }
     assert.ok(store.evictions > 1_000, `only ${store.evictions} evictions: budget not exercised`);
     assert.ok(refused > 0, 'no oversize entry was drawn');
+  });
+
+  test('a new store holds its index in memory from the start, and none of its arena', () => {
+    // Fills probe and write random index buckets: a page first touched there cost a fill two
+    // page faults. The arena, nearly all of the budget, is left to the kernel until written:
+    // an empty cache does not take its budget's memory.
+    const residentBytes = (): number =>
+      Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+    const budget = 512 * 2 ** 20;
+    const index = ResultStore.overheadOf(budget);
+    const before = residentBytes();
+    const buffer = ResultStore.allocate(budget, 1);
+    const grown = residentBytes() - before;
+    assert.ok(index >= 32 * 2 ** 20, `an index of ${index} bytes`);
+    assert.ok(grown >= 0.9 * index, `${grown} bytes made resident for an index of ${index}`);
+    assert.ok(grown < index + 32 * 2 ** 20, `${grown} bytes resident: the arena was touched`);
+    assert.ok(buffer.byteLength > budget - 2 ** 20, 'the whole budget is reserved');
   });
 
   test('an entry larger than the whole budget is refused', () => {
