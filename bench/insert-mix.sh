@@ -51,12 +51,7 @@ command -v sysbench >/dev/null || { echo "sysbench is missing: apt-get install s
 
 pids=()
 logs=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -f "${logs[@]}"
-}
-trap cleanup EXIT
+trap stop_listeners EXIT
 
 proxy() {
   local dir=$1 name=$2

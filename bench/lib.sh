@@ -43,3 +43,11 @@ start_listener() {
   printf -v "${name}_pid" %s "$pid"
   printf -v "${name}_port" %s "$listen_port"
 }
+
+# stop_listeners: ends every process start_listener started (their pids in `pids`), waits for
+# them, and removes their logs (in `logs`); for a script's EXIT trap.
+stop_listeners() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -f "${logs[@]}"
+}

@@ -28,9 +28,7 @@ command -v sysbench >/dev/null || { echo "sysbench is missing: apt-get install s
 pids=()
 logs=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -f "${logs[@]}"
+  stop_listeners
   mariadb -h"$host" -P"$port" -uroot -e "DROP DATABASE IF EXISTS $db" 2>/dev/null || true
 }
 trap cleanup EXIT

@@ -34,9 +34,8 @@ work=$(mktemp -d)
 pids=()
 logs=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work" "${logs[@]}"
+  stop_listeners
+  rm -rf "$work"
 }
 trap cleanup EXIT
 
