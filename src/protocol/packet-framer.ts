@@ -27,6 +27,9 @@ export interface FramedPacket {
 
 export type PacketHandler = (packet: FramedPacket) => void;
 
+/** Payload views kept per framer for reuse (a power of two). */
+const PAYLOAD_VIEWS = 64;
+
 /**
  * The framer's one reusable packet. Its views are made only when asked for: relaying a result
  * asks for none for most rows, and two Buffer objects per row were most of a relay's garbage.
@@ -42,6 +45,9 @@ class ReusedPacket implements FramedPacket {
   #start = 0;
   #raw: Buffer | null = null;
   #payload: Buffer | null = null;
+  /** Payload views of packets that began `#viewsSource`, by length (see #payloadAtStart). */
+  readonly #views: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
+  #viewsSource: Buffer | null = null;
 
   reset(source: Buffer | null, start: number): void {
     this.#source = source;
@@ -59,9 +65,34 @@ class ReusedPacket implements FramedPacket {
 
   get payload(): Buffer | null {
     if (this.#payload === null && this.#source !== null) {
-      this.#payload = this.#source.subarray(this.#start + 4, this.#start + 4 + this.length);
+      this.#payload =
+        this.#start === 0
+          ? this.#payloadAtStart(this.#source)
+          : this.#source.subarray(this.#start + 4, this.#start + 4 + this.length);
     }
     return this.#payload;
+  }
+
+  /**
+   * The payload view of a packet at the start of `source`, made once per length: a session's
+   * socket reads each command into the same buffer (socket-reads.ts), so a command of a length
+   * seen before gets the view made then, the same bytes of the same memory, and a cache hit
+   * makes no view at all. A view is only good until the next read, made now or reused.
+   */
+  #payloadAtStart(source: Buffer): Buffer {
+    const views = this.#views;
+    if (source !== this.#viewsSource) {
+      views.fill(undefined);
+      this.#viewsSource = source;
+    }
+    const length = this.length;
+    const slot = length & (PAYLOAD_VIEWS - 1);
+    let view = views[slot];
+    if (view === undefined || view.length !== length) {
+      view = source.subarray(4, 4 + length);
+      views[slot] = view;
+    }
+    return view;
   }
 }
 

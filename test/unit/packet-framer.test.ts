@@ -119,6 +119,42 @@ describe('packet framer on captured replies', () => {
   });
 });
 
+describe('packets read into one reused buffer', () => {
+  // A socket reads every command into the same buffer (socket-reads.ts); the framer reuses the
+  // payload views of packets at its start, so each view must still show its own packet's bytes.
+  test('every payload is its own packet, whatever was read into the buffer before', () => {
+    const buffer = Buffer.alloc(256);
+    const seen: string[] = [];
+    const framer = new PacketFramer((packet) => seen.push(packet.payload!.toString('latin1')));
+    const read = (target: Buffer, text: string): void => {
+      const packet = encodePacket(Buffer.from(text, 'latin1'), 0);
+      packet.copy(target);
+      framer.push(target, packet.length);
+    };
+    // Same length, other bytes; a length 64 apart (the same place among the kept views); an
+    // empty payload; two packets in one read; and another buffer, as after backpressure.
+    const texts = ['\u0003SELECT 1', '\u0003SELECT 2', '\u0003SELECT 1' + 'x'.repeat(64), '\u0003'];
+    for (const text of texts) read(buffer, text);
+    read(buffer, '');
+    const two = Buffer.concat([
+      encodePacket(Buffer.from('\u0003SELECT 3'), 0),
+      encodePacket(Buffer.from('\u0003SELECT 4'), 1),
+    ]);
+    two.copy(buffer);
+    framer.push(buffer, two.length);
+    read(Buffer.alloc(256), '\u0003SELECT 5');
+    read(buffer, '\u0003SELECT 6');
+    assert.deepEqual(seen, [
+      ...texts,
+      '',
+      '\u0003SELECT 3',
+      '\u0003SELECT 4',
+      '\u0003SELECT 5',
+      '\u0003SELECT 6',
+    ]);
+  });
+});
+
 describe('packets of 16 MB and more', () => {
   for (const size of [
     MAX_PACKET_PAYLOAD - 1,
