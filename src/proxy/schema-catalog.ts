@@ -418,14 +418,10 @@ export class SchemaCatalog {
     return slots;
   }
 
-  /** The slot of the row of `table` (a point table) whose point key is `value` (rowSlotName). */
-  rowSlot(table: string, value: string): number {
-    return this.#registry.slotOf(rowSlotName(table, value));
-  }
-
   /**
    * The slot of a row whose name's hash is `hash`, made without a string: rowHashOf,
-   * rowTextHashOf or rowKeyHashOf from a table's rowNameHash (row-slots.ts).
+   * rowTextHashOf or rowKeyHashOf from a table's rowNameHash (row-slots.ts), or nameHash of the
+   * row's value from it (no string of the table's name and the value together).
    */
   rowSlotOfHash(hash: number): number {
     return this.#registry.slotOfHash(hash);

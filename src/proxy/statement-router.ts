@@ -2170,7 +2170,7 @@ export class StatementRouter {
       const row = value === null ? null : keyValueOf(value, read.kinds[0]!, read.max[0]!);
       entry.readSlots = Int32Array.of(
         read.tableSlot,
-        row !== null ? catalog.rowSlot(read.table, row) : read.someRowSlot,
+        row !== null ? catalog.rowSlotOfHash(nameHash(read.rowHash, row)) : read.someRowSlot,
       );
       entry.readKeys = row !== null ? 1 : 0;
     } else {
@@ -2212,10 +2212,10 @@ export class StatementRouter {
       }
       rows.push(row);
       if (composite) continue;
-      slots[1 + i] = catalog.rowSlot(read.table, row);
+      slots[1 + i] = catalog.rowSlotOfHash(nameHash(read.rowHash, row));
       keys.add(kind !== KeyKind.INTEGER ? value! : row);
     }
-    if (composite) slots[1] = catalog.rowSlot(read.table, rowKeyValue(rows));
+    if (composite) slots[1] = catalog.rowSlotOfHash(nameHash(read.rowHash, rowKeyValue(rows)));
     entry.readSlots = slots;
     entry.readKeys = composite ? 1 : keys.size;
   }

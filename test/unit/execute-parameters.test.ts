@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { InvalidationRegistry } from '../../src/cache/invalidation-registry.ts';
+import { InvalidationRegistry, nameHash } from '../../src/cache/invalidation-registry.ts';
 import {
   rowBytesHashOf,
   rowHashOf,
@@ -209,6 +209,22 @@ describe('row slots of a number', () => {
           registry.slotOfHash(rowHashOf(hash, value)),
           registry.slotOf(rowSlotName(table, String(value))),
           `${table} ${value}`,
+        );
+      }
+    }
+  });
+});
+
+describe('row slots of a row name', () => {
+  test('the slot made from the table’s hash and the row name is the one made from both', () => {
+    const registry = new InvalidationRegistry(InvalidationRegistry.allocate(1 << 16));
+    for (const table of ['test.sbtest1', 'd.t', 'a\u00e9.b']) {
+      const hash = rowNameHash(table);
+      for (const name of ['', '0', '42', "'abc", 'x\u00e9\u4e2d', '1,2', '00ff']) {
+        assert.equal(
+          registry.slotOfHash(nameHash(hash, name)),
+          registry.slotOf(rowSlotName(table, name)),
+          `${table} ${name}`,
         );
       }
     }
