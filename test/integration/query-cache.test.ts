@@ -234,6 +234,7 @@ describe('query cache: directly and through the proxy, byte for byte', () => {
       `DROP DATABASE IF EXISTS ${DB}`,
       `DROP DATABASE IF EXISTS ${DB2}`,
       `DROP DATABASE IF EXISTS ${WARM_DB}`,
+      'DROP DATABASE IF EXISTS `nc_qcache_ї`',
       `DROP USER IF EXISTS '${USER}'@'%'`,
       `SET GLOBAL local_infile = ${savedLocalInfile}`,
     ]);

@@ -96,6 +96,7 @@ describe('session guard: a client never crashes the worker', () => {
 
   after(async () => {
     assert.equal(await proxy.stop(), 0);
+    await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
   });
 
   for (const { name, command, errno } of TRUNCATED) {

@@ -138,6 +138,15 @@ after(async () => {
   await plainProxy?.stop();
   await selfSignedProxy?.stop();
   rmSync(dir, { recursive: true, force: true });
+  const admin = await RawClient.connect({
+    host: BACKEND_HOST,
+    port: BACKEND_PORT,
+    user: BACKEND_USER,
+    password: BACKEND_PASSWORD,
+    database: BACKEND_DATABASE,
+  });
+  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+  admin.close();
 });
 
 describe('TLS to clients', () => {
