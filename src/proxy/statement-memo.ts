@@ -229,13 +229,14 @@ function pointValuesOf(
 ): Array<string | null> | null {
   const ordinals = shape?.ordinals ?? null;
   if (ordinals === null) return null;
-  const values: Array<string | null> = [];
-  for (const ordinal of ordinals) {
-    values.push(
+  // Its own size from the start: an array grown by push gets room for 17 (a miss's garbage).
+  const values = new Array<string | null>(ordinals.length);
+  for (let i = 0; i < ordinals.length; i++) {
+    const ordinal = ordinals[i]!;
+    values[i] =
       ordinal < 0 || ordinal >= spans.count
         ? null
-        : pointValueOfBytes(bytes, spans.starts[ordinal]!, spans.ends[ordinal]!),
-    );
+        : pointValueOfBytes(bytes, spans.starts[ordinal]!, spans.ends[ordinal]!);
   }
   return values;
 }
