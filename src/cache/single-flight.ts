@@ -9,8 +9,11 @@ import { keyHashOf } from './result-store.ts';
  *
  * Flights are kept by the key's hash (keyHashOf, which the lookup computed already), not by the
  * key: a miss's key is a new string, and a Map keyed by it has V8 hash its characters once more.
- * Two keys of one hash share a place: a miss joins a flight only of its own key, and a flight
- * started for another key takes the place over (the earlier one's waiters still wake).
+ * Nor in a Map by the hash: every miss adds and removes an entry, and a Map's table, full of
+ * removed entries, is made anew every few misses. They are in a fixed table of places, by the
+ * hash's low bits, many more than misses a worker has in flight at once. Two keys of one place
+ * share it: a miss joins a flight only of its own key, and a flight started for another key takes
+ * the place over (the earlier one's waiters still wake; a miss of its key asks the server itself).
  */
 export class Flight {
   readonly startedAt: number;
@@ -48,8 +51,11 @@ export class Flight {
   }
 }
 
+/** Places for flights (a power of two). */
+const PLACES = 4096;
+
 export class SingleFlight {
-  readonly #flights = new Map<number, Flight>();
+  readonly #places = new Array<Flight | undefined>(PLACES);
   readonly maxWaitMs: number;
 
   constructor(maxWaitMs: number) {
@@ -58,7 +64,7 @@ export class SingleFlight {
 
   /** The flight a miss of `key` may wait for, or null; `hash` is keyHashOf(key). */
   joinable(key: string, now: number, hash: number = keyHashOf(key)): Flight | null {
-    const flight = this.#flights.get(hash);
+    const flight = this.#places[hash & (PLACES - 1)];
     if (
       flight === undefined ||
       flight.expired ||
@@ -71,12 +77,13 @@ export class SingleFlight {
 
   start(key: string, now: number, hash: number = keyHashOf(key)): Flight {
     const flight = new Flight(now, key, hash);
-    this.#flights.set(hash, flight);
+    this.#places[hash & (PLACES - 1)] = flight;
     return flight;
   }
 
   finish(flight: Flight): void {
-    if (this.#flights.get(flight.hash) === flight) this.#flights.delete(flight.hash);
+    const place = flight.hash & (PLACES - 1);
+    if (this.#places[place] === flight) this.#places[place] = undefined;
     flight.land();
   }
 }

@@ -71,6 +71,23 @@ describe('single flight', () => {
     assert.equal(flights.joinable('k', 1000 + MAX_WAIT_MS), null);
   });
 
+  test('keys whose hashes share a place: the newer flight takes it, the older still lands', async () => {
+    const flights = new SingleFlight(MAX_WAIT_MS);
+    // Hashes that differ only above the place's bits.
+    const first = flights.start('a', 0, 7);
+    let firstWoken = 0;
+    first.wait(() => firstWoken++, MAX_WAIT_MS);
+    const second = flights.start('b', 0, 7 + 2 ** 20);
+    assert.equal(flights.joinable('a', 1, 7), null, 'its place is taken: the miss asks the server');
+    assert.equal(flights.joinable('b', 1, 7 + 2 ** 20), second);
+    flights.finish(first);
+    await nextTurn();
+    assert.equal(firstWoken, 1, 'the older flight’s waiter is woken when it lands');
+    assert.equal(flights.joinable('b', 1, 7 + 2 ** 20), second, 'the newer one stays in place');
+    flights.finish(second);
+    assert.equal(flights.joinable('b', 1, 7 + 2 ** 20), null);
+  });
+
   test('finishing an older flight leaves a newer one of the same key in place', async () => {
     const flights = new SingleFlight(MAX_WAIT_MS);
     const old = flights.start('k', 0);
