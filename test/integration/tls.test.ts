@@ -34,6 +34,7 @@ import {
   BACKEND_PORT,
   BACKEND_USER,
 } from '../support/env.ts';
+import { runStatements } from '../support/cache-scenario.ts';
 import { makeCertificate } from '../support/certificates.ts';
 import { startProxyProcess } from '../support/proxy-process.ts';
 import type { ProxyProcess } from '../support/proxy-process.ts';
@@ -138,15 +139,7 @@ after(async () => {
   await plainProxy?.stop();
   await selfSignedProxy?.stop();
   rmSync(dir, { recursive: true, force: true });
-  const admin = await RawClient.connect({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    user: BACKEND_USER,
-    password: BACKEND_PASSWORD,
-    database: BACKEND_DATABASE,
-  });
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  admin.close();
+  await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${DB}`]);
 });
 
 describe('TLS to clients', () => {

@@ -14,7 +14,7 @@ import {
   BACKEND_USER,
 } from './env.ts';
 import { RawClient } from './raw-client.ts';
-import { WARM_DB } from './cache-scenario.ts';
+import { WARM_DB, runStatements } from './cache-scenario.ts';
 
 let throwaway: EphemeralServer | null = null;
 
@@ -57,13 +57,5 @@ export async function globalTeardown(): Promise<void> {
   }
   // The database several files share (each makes it if it is not there) goes with the last of
   // them: nothing of the tests is left on a server they did not start.
-  const client = await RawClient.connect({
-    host: BACKEND_HOST,
-    port: BACKEND_PORT,
-    user: BACKEND_USER,
-    password: BACKEND_PASSWORD,
-    database: BACKEND_DATABASE,
-  });
-  await client.query(`DROP DATABASE IF EXISTS ${WARM_DB}`);
-  client.close();
+  await runStatements(BACKEND_HOST, BACKEND_PORT, [`DROP DATABASE IF EXISTS ${WARM_DB}`]);
 }
