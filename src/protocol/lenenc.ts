@@ -15,24 +15,31 @@ export interface Decoded<T> {
  * Returns null when the buffer ends before the integer does, or on the 0xFB/0xFF markers.
  */
 export function readLenencInt(buf: Buffer, offset: number): Decoded<number> | null {
-  if (offset >= buf.length) return null;
+  const value = lenencIntAt(buf, offset);
+  return value < 0 ? null : { value, end: offset + encodedSize(buf[offset]!) };
+}
+
+/**
+ * The length-encoded integer at `offset`, as readLenencInt reads it, or -1 where that returns
+ * null: for a hot path that needs the value only, with no object made.
+ */
+export function lenencIntAt(buf: Buffer, offset: number): number {
+  if (offset >= buf.length) return -1;
   const first = buf[offset]!;
-  if (first < 0xfb) return { value: first, end: offset + 1 };
-  if (first === 0xfc) {
-    return offset + 3 <= buf.length
-      ? { value: buf.readUInt16LE(offset + 1), end: offset + 3 }
-      : null;
-  }
-  if (first === 0xfd) {
-    return offset + 4 <= buf.length
-      ? { value: buf.readUIntLE(offset + 1, 3), end: offset + 4 }
-      : null;
-  }
-  if (first === 0xfe) {
-    if (offset + 9 > buf.length) return null;
-    return { value: Number(buf.readBigUInt64LE(offset + 1)), end: offset + 9 };
-  }
-  return null;
+  if (first < 0xfb) return first;
+  const size = encodedSize(first);
+  if (size === 0 || offset + size > buf.length) return -1;
+  if (first === 0xfc) return buf.readUInt16LE(offset + 1);
+  if (first === 0xfd) return buf.readUIntLE(offset + 1, 3);
+  return Number(buf.readBigUInt64LE(offset + 1));
+}
+
+/** Bytes an integer whose first byte is `first` takes, or 0 for the 0xFB/0xFF markers. */
+function encodedSize(first: number): number {
+  if (first < 0xfb) return 1;
+  if (first === 0xfc) return 3;
+  if (first === 0xfd) return 4;
+  return first === 0xfe ? 9 : 0;
 }
 
 /** The number of bytes a length-encoded integer takes. */

@@ -3,14 +3,14 @@
  * FOUND_ROWS(), and a statement that leaves the same diagnostics (FOUND_ROWS() = that count,
  * ROW_COUNT() = -1, no warnings) without reading any user table.
  */
-import { readLenencInt } from '../protocol/lenenc.ts';
+import { lenencIntAt } from '../protocol/lenenc.ts';
 import { MARIADB_UNLOGGED, UNLOGGED_SETTING } from './session-probe.ts';
 
 /** Rows in a stored result set: its packets less the header, columns and terminators. */
 export function countRows(reply: Buffer, deprecateEof: boolean): number {
   let packets = 0;
   for (let pos = 0; pos + 4 <= reply.length; pos += 4 + reply.readUIntLE(pos, 3)) packets++;
-  const columns = readLenencInt(reply, 4)?.value ?? 0;
+  const columns = Math.max(0, lenencIntAt(reply, 4));
   return Math.max(0, packets - 1 - columns - (deprecateEof ? 0 : 1) - 1);
 }
 
