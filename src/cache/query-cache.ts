@@ -8,7 +8,7 @@ import { Doorkeeper } from './doorkeeper.ts';
 import { FillAdmission } from './fill-admission.ts';
 import type { InvalidationRegistry } from './invalidation-registry.ts';
 import { keyHashOf, NO_ENTRY, ResultStore } from './result-store.ts';
-import type { QueuedWriter } from './result-store.ts';
+import type { QueuedWriter, ResultInput } from './result-store.ts';
 
 export { NO_ENTRY } from './result-store.ts';
 
@@ -56,6 +56,10 @@ export interface QueryCacheOptions {
 /** Index buckets one background sweep looks at: bounded, so a large store never stalls. */
 const SWEEP_BATCH = 5000;
 
+const NO_BYTES = Buffer.alloc(0);
+const NO_OFFSETS: readonly number[] = [];
+const NO_SLOTS = new Int32Array(0);
+
 export class QueryCache {
   readonly registry: InvalidationRegistry;
   readonly stats: CacheStats;
@@ -75,6 +79,17 @@ export class QueryCache {
   #sweptAt: number | null = null;
   /** The registry's sequence when the pass under way began. */
   #passFrom: number | null = null;
+  /**
+   * What `store` hands the store, which copies it: one object for every fill rather than one
+   * each. It holds a fill's buffers only for the call.
+   */
+  readonly #input: { -readonly [K in keyof ResultInput]: ResultInput[K] } = {
+    bytes: NO_BYTES,
+    statusOffsets: NO_OFFSETS,
+    slots: NO_SLOTS,
+    fillSeq: 0,
+    rows: 0,
+  };
   readonly #isDead = (id: number): boolean => {
     if (this.#freshFor(id, this.#store.fillSeqOf(id))) return false;
     this.#noteDropped(id);
@@ -253,7 +268,17 @@ export class QueryCache {
       this.stats.add(Counter.NOT_CACHED);
       return false;
     }
-    if (!this.#store.set(key, { bytes, statusOffsets, slots, fillSeq, rows }, hash)) {
+    const input = this.#input;
+    input.bytes = bytes;
+    input.statusOffsets = statusOffsets;
+    input.slots = slots;
+    input.fillSeq = fillSeq;
+    input.rows = rows;
+    const stored = this.#store.set(key, input, hash);
+    input.bytes = NO_BYTES;
+    input.statusOffsets = NO_OFFSETS;
+    input.slots = NO_SLOTS;
+    if (!stored) {
       this.stats.add(Counter.TOO_LARGE);
       this.stats.add(Counter.NOT_CACHED);
       return false;
