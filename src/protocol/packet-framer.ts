@@ -27,7 +27,7 @@ export interface FramedPacket {
 
 export type PacketHandler = (packet: FramedPacket) => void;
 
-/** Payload views kept per framer for reuse (a power of two). */
+/** Views kept per framer for reuse, of payloads and of whole packets each (a power of two). */
 const PAYLOAD_VIEWS = 64;
 
 /**
@@ -45,8 +45,10 @@ class ReusedPacket implements FramedPacket {
   #start = 0;
   #raw: Buffer | null = null;
   #payload: Buffer | null = null;
-  /** Payload views of packets that began `#viewsSource`, by length (see #payloadAtStart). */
+  /** Payload views of packets that began `#viewsSource`, by length (see #viewAtStart). */
   readonly #views: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
+  /** The same packets' views with their headers. */
+  readonly #raws: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
   #viewsSource: Buffer | null = null;
 
   reset(source: Buffer | null, start: number): void {
@@ -58,7 +60,10 @@ class ReusedPacket implements FramedPacket {
 
   get raw(): Buffer | null {
     if (this.#raw === null && this.#source !== null) {
-      this.#raw = this.#source.subarray(this.#start, this.#start + 4 + this.length);
+      this.#raw =
+        this.#start === 0
+          ? this.#viewAtStart(this.#source, this.#raws, 0)
+          : this.#source.subarray(this.#start, this.#start + 4 + this.length);
     }
     return this.#raw;
   }
@@ -67,29 +72,30 @@ class ReusedPacket implements FramedPacket {
     if (this.#payload === null && this.#source !== null) {
       this.#payload =
         this.#start === 0
-          ? this.#payloadAtStart(this.#source)
+          ? this.#viewAtStart(this.#source, this.#views, 4)
           : this.#source.subarray(this.#start + 4, this.#start + 4 + this.length);
     }
     return this.#payload;
   }
 
   /**
-   * The payload view of a packet at the start of `source`, made once per length: a session's
-   * socket reads each command into the same buffer (socket-reads.ts), so a command of a length
-   * seen before gets the view made then, the same bytes of the same memory, and a cache hit
-   * makes no view at all. A view is only good until the next read, made now or reused.
+   * A view of a packet at the start of `source` from `from` (0: with its header, 4: its
+   * payload), made once per length: a session's socket reads each command into the same buffer
+   * (socket-reads.ts), so a command of a length seen before gets the view made then, the same
+   * bytes of the same memory. A cache hit makes no view at all, and a relayed command none of
+   * its own. A view is only good until the next read, made now or reused.
    */
-  #payloadAtStart(source: Buffer): Buffer {
-    const views = this.#views;
+  #viewAtStart(source: Buffer, views: Array<Buffer | undefined>, from: number): Buffer {
     if (source !== this.#viewsSource) {
-      views.fill(undefined);
+      this.#views.fill(undefined);
+      this.#raws.fill(undefined);
       this.#viewsSource = source;
     }
-    const length = this.length;
-    const slot = length & (PAYLOAD_VIEWS - 1);
+    const end = 4 + this.length;
+    const slot = this.length & (PAYLOAD_VIEWS - 1);
     let view = views[slot];
-    if (view === undefined || view.length !== length) {
-      view = source.subarray(4, 4 + length);
+    if (view === undefined || view.length !== end - from) {
+      view = source.subarray(from, end);
       views[slot] = view;
     }
     return view;

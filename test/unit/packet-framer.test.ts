@@ -121,11 +121,20 @@ describe('packet framer on captured replies', () => {
 
 describe('packets read into one reused buffer', () => {
   // A socket reads every command into the same buffer (socket-reads.ts); the framer reuses the
-  // payload views of packets at its start, so each view must still show its own packet's bytes.
-  test('every payload is its own packet, whatever was read into the buffer before', () => {
+  // views of packets at its start (payloads, and packets with their headers), so each view must
+  // still show its own packet's bytes.
+  test('every payload and packet is its own, whatever was read into the buffer before', () => {
     const buffer = Buffer.alloc(256);
     const seen: string[] = [];
-    const framer = new PacketFramer((packet) => seen.push(packet.payload!.toString('latin1')));
+    const raws: Buffer[] = [];
+    let packets = 0;
+    const framer = new PacketFramer((packet) => {
+      // Half of them asked for the whole packet first: neither kind of view may stand in for
+      // the other.
+      if (packets++ % 2 === 0) raws.push(Buffer.from(packet.raw!));
+      seen.push(packet.payload!.toString('latin1'));
+      if (packets % 2 === 0) raws.push(Buffer.from(packet.raw!));
+    });
     const read = (target: Buffer, text: string): void => {
       const packet = encodePacket(Buffer.from(text, 'latin1'), 0);
       packet.copy(target);
@@ -144,14 +153,19 @@ describe('packets read into one reused buffer', () => {
     framer.push(buffer, two.length);
     read(Buffer.alloc(256), '\u0003SELECT 5');
     read(buffer, '\u0003SELECT 6');
-    assert.deepEqual(seen, [
+    const expected = [
       ...texts,
       '',
       '\u0003SELECT 3',
       '\u0003SELECT 4',
       '\u0003SELECT 5',
       '\u0003SELECT 6',
-    ]);
+    ];
+    assert.deepEqual(seen, expected);
+    assert.deepEqual(
+      raws,
+      expected.map((text) => encodePacket(Buffer.from(text, 'latin1'), text.endsWith('4') ? 1 : 0)),
+    );
   });
 });
 
