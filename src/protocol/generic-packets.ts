@@ -5,7 +5,7 @@
  * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_eof_packet.html
  */
 import { PacketHeader } from './constants.ts';
-import { readLenencInt, writeLenencInt, lenencIntSize } from './lenenc.ts';
+import { lenencIntEnd, writeLenencInt, lenencIntSize } from './lenenc.ts';
 import { encodePacket } from './packet.ts';
 
 /** Status flags and warning count of an OK packet (0x00 or 0xFE header) or an EOF packet. */
@@ -34,11 +34,24 @@ export function readStatus(payload: Buffer, eofFormat: boolean): StatusInfo | nu
 
 /** Where readStatus() finds the 2-byte status field in the same payload, or -1. */
 export function statusOffset(payload: Buffer, eofFormat: boolean): number {
-  if (eofFormat) return payload.length >= 5 ? 3 : -1;
-  const affected = readLenencInt(payload, 1);
-  if (affected === null) return -1;
-  const insertId = readLenencInt(payload, affected.end);
-  return insertId === null || insertId.end + 4 > payload.length ? -1 : insertId.end;
+  return statusOffsetIn(payload, 0, payload.length, eofFormat);
+}
+
+/**
+ * statusOffset of the payload in `bytes[from, to)` (relative to `from`), read where it lies:
+ * a reply's terminators are read with no view made of them.
+ */
+export function statusOffsetIn(
+  bytes: Buffer,
+  from: number,
+  to: number,
+  eofFormat: boolean,
+): number {
+  if (eofFormat) return to - from >= 5 ? 3 : -1;
+  const affectedEnd = lenencIntEnd(bytes, from + 1, to);
+  if (affectedEnd < 0) return -1;
+  const insertIdEnd = lenencIntEnd(bytes, affectedEnd, to);
+  return insertIdEnd < 0 || insertIdEnd + 4 > to ? -1 : insertIdEnd - from;
 }
 
 /** An ERR packet's parts. */

@@ -21,17 +21,25 @@ export function readLenencInt(buf: Buffer, offset: number): Decoded<number> | nu
 
 /**
  * The length-encoded integer at `offset`, as readLenencInt reads it, or -1 where that returns
- * null: for a hot path that needs the value only, with no object made.
+ * null: for a hot path that needs the value only, with no object made. `end`: where the bytes
+ * that may hold it end (a packet's end in the chunk it was read in).
  */
-export function lenencIntAt(buf: Buffer, offset: number): number {
-  if (offset >= buf.length) return -1;
+export function lenencIntAt(buf: Buffer, offset: number, end: number = buf.length): number {
+  if (offset >= end) return -1;
   const first = buf[offset]!;
   if (first < 0xfb) return first;
   const size = encodedSize(first);
-  if (size === 0 || offset + size > buf.length) return -1;
+  if (size === 0 || offset + size > end) return -1;
   if (first === 0xfc) return buf.readUInt16LE(offset + 1);
   if (first === 0xfd) return buf.readUIntLE(offset + 1, 3);
   return Number(buf.readBigUInt64LE(offset + 1));
+}
+
+/** The offset just past the length-encoded integer at `offset`, or -1 as for lenencIntAt. */
+export function lenencIntEnd(buf: Buffer, offset: number, end: number = buf.length): number {
+  if (offset >= end) return -1;
+  const size = encodedSize(buf[offset]!);
+  return size === 0 || offset + size > end ? -1 : offset + size;
 }
 
 /** Bytes an integer whose first byte is `first` takes, or 0 for the 0xFB/0xFF markers. */

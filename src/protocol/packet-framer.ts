@@ -21,6 +21,12 @@ export interface FramedPacket {
   payload: Buffer | null;
   /** Header and payload as on the wire, when the payload is present. */
   raw: Buffer | null;
+  /**
+   * Where `raw`'s bytes are, with no view made: the buffer (the chunk the packet was read in, or
+   * one of its own) that holds them from `start`. Absent or null where `raw` is made otherwise.
+   */
+  readonly source?: Buffer | null;
+  readonly start?: number;
   /** Offset in the chunk just pushed where this packet ends. */
   end: number;
 }
@@ -50,6 +56,14 @@ class ReusedPacket implements FramedPacket {
   /** The same packets' views with their headers. */
   readonly #raws: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
   #viewsSource: Buffer | null = null;
+
+  get source(): Buffer | null {
+    return this.#source;
+  }
+
+  get start(): number {
+    return this.#start;
+  }
 
   reset(source: Buffer | null, start: number): void {
     this.#source = source;

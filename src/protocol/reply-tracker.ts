@@ -9,8 +9,8 @@
  */
 import { Command, MAX_PACKET_PAYLOAD, PacketHeader, ServerStatus } from './constants.ts';
 import type { FramedPacket } from './packet-framer.ts';
-import { readStatus, statusOffset } from './generic-packets.ts';
-import { readLenencInt } from './lenenc.ts';
+import { readStatus, statusOffsetIn } from './generic-packets.ts';
+import { lenencIntAt } from './lenenc.ts';
 
 /** The shapes of reply a command can have. */
 export const ReplyShape = {
@@ -189,7 +189,7 @@ export class ReplyTracker {
         return false;
       case State.COLUMNS_EOF: {
         if (first === PacketHeader.ERR) return this.#fail();
-        this.#readStatus(this.#payload(packet), true);
+        this.#readStatus(packet, true);
         // A cursor was opened: rows come later, through COM_STMT_FETCH.
         if (this.#binary && this.status & ServerStatus.CURSOR_EXISTS) return this.#finishResult();
         this.#state = State.ROWS;
@@ -199,7 +199,7 @@ export class ReplyTracker {
         if (first === PacketHeader.ERR) return this.#fail();
         // A row starting with 0xFE is at least 16 MB long, so its first packet is full-sized.
         if (first === PacketHeader.EOF && packet.length < MAX_PACKET_PAYLOAD) {
-          this.#readStatus(this.#payload(packet), !this.#deprecateEof);
+          this.#readStatus(packet, !this.#deprecateEof);
           return this.#finishResult();
         }
         this.sawRow = true;
@@ -270,8 +270,8 @@ export class ReplyTracker {
       return this.#finish();
     }
     if (first === PacketHeader.ERR) return this.#fail();
-    const payload = this.#payload(packet);
     if (this.shape === ReplyShape.PREPARE) {
+      const payload = this.#payload(packet);
       if (first !== PacketHeader.OK || payload.length < 9)
         throw new Error('malformed COM_STMT_PREPARE reply');
       this.statementId = payload.readUInt32LE(1);
@@ -284,16 +284,17 @@ export class ReplyTracker {
       return this.#prepareColumnsNext();
     }
     if (first === PacketHeader.OK) {
-      this.#readStatus(payload, false);
+      this.#readStatus(packet, false);
       return this.#finishResult();
     }
     if (first === PacketHeader.LOCAL_INFILE) {
       this.#state = State.INFILE_UPLOAD;
       return false;
     }
-    const columns = readLenencInt(payload, 0);
-    if (columns === null || columns.value === 0) throw new Error('malformed result set header');
-    this.#remaining = columns.value;
+    const from = payloadStart(packet);
+    const columns = lenencIntAt(this.#payloadBytes(packet), from, from + packet.length);
+    if (columns <= 0) throw new Error('malformed result set header');
+    this.#remaining = columns;
     this.#state = State.COLUMNS;
     return false;
   }
@@ -330,16 +331,27 @@ export class ReplyTracker {
   }
 
   /** Status and warnings of a terminating packet, and where the status sits (parsed once). */
-  #readStatus(payload: Buffer, eofFormat: boolean): void {
-    const at = statusOffset(payload, eofFormat);
+  #readStatus(packet: FramedPacket, eofFormat: boolean): void {
+    const bytes = this.#payloadBytes(packet);
+    const from = payloadStart(packet);
+    const at = statusOffsetIn(bytes, from, from + packet.length, eofFormat);
     this.statusAt = at;
     if (at < 0) {
       this.status = 0;
       this.warnings = 0;
       return;
     }
-    this.status = payload.readUInt16LE(at);
-    this.warnings = payload.readUInt16LE(eofFormat ? 1 : at + 2);
+    this.status = bytes.readUInt16LE(from + at);
+    this.warnings = bytes.readUInt16LE(from + (eofFormat ? 1 : at + 2));
+  }
+
+  /**
+   * The buffer that holds the packet's payload: the one it was read in, when the framer says
+   * where (every reply's terminators are then read with no view made of them), else its view.
+   * The payload starts at payloadStart(packet) there.
+   */
+  #payloadBytes(packet: FramedPacket): Buffer {
+    return packet.source ?? this.#payload(packet);
   }
 
   #payload(packet: FramedPacket): Buffer {
@@ -347,4 +359,9 @@ export class ReplyTracker {
       throw new Error(`reply packet of ${packet.length} bytes where a short one belongs`);
     return packet.payload;
   }
+}
+
+/** Where the packet's payload starts in ReplyTracker.#payloadBytes(packet). */
+function payloadStart(packet: FramedPacket): number {
+  return packet.source === undefined || packet.source === null ? 0 : packet.start! + 4;
 }

@@ -1,12 +1,13 @@
 /**
- * Length-encoded integers: the object-free reader the hot path uses says what the reader with
- * the offset says, at every width, truncated and on the markers; and a stored reply's rows are
- * counted past a column count of more than one byte.
+ * Length-encoded integers: the object-free readers the hot path uses say what the reader of
+ * value and end says, at every width, truncated (by the buffer or by the end given) and on the
+ * markers; and a stored reply's rows are counted past a column count of more than one byte.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   lenencIntAt,
+  lenencIntEnd,
   lenencIntSize,
   readLenencInt,
   writeLenencInt,
@@ -21,10 +22,13 @@ describe('length-encoded integers', () => {
       assert.equal(end, 2 + lenencIntSize(value));
       assert.deepEqual(readLenencInt(buf, 2), { value, end });
       assert.equal(lenencIntAt(buf, 2), value);
-      // One byte short of the integer: neither reads it.
+      assert.equal(lenencIntEnd(buf, 2), end);
+      // One byte short of the integer, by the buffer's end or by the end given: none reads it.
       const short = buf.subarray(0, end - 1);
       assert.equal(readLenencInt(short, 2), null);
       assert.equal(lenencIntAt(short, 2), -1);
+      assert.equal(lenencIntAt(buf, 2, end - 1), -1);
+      assert.equal(lenencIntEnd(buf, 2, end - 1), -1);
     }
   });
 
@@ -33,6 +37,7 @@ describe('length-encoded integers', () => {
       const buf = Buffer.from([marker, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       assert.equal(readLenencInt(buf, 0), null);
       assert.equal(lenencIntAt(buf, 0), -1);
+      assert.equal(lenencIntEnd(buf, 0), -1);
     }
     assert.equal(readLenencInt(Buffer.alloc(2), 2), null);
     assert.equal(lenencIntAt(Buffer.alloc(2), 2), -1);

@@ -87,23 +87,38 @@ describe('packet framer on captured replies', () => {
     });
 
     test(`${capture.name} (${capture.deprecateEof ? 'DEPRECATE_EOF' : 'EOF'}): the reply ends at its last packet`, () => {
+      const newTracker = (): ReplyTracker =>
+        new ReplyTracker(replyShapeOf(capture.command)!, capture.deprecateEof, capture.command);
+      // What the tracker reads of the reply (status, warnings, where each status field is) fed
+      // packets that are payloads alone: the framer's packets, read where they lie in the
+      // chunks, must say the same.
+      const reference = newTracker();
+      const referenceFields: number[] = [];
+      for (const packet of referencePackets(stream)) {
+        const payload = Buffer.from(packet.payload!, 'hex');
+        reference.feedServer({ ...packet, payload, raw: null, end: 0 });
+        referenceFields.push(reference.statusAt);
+      }
       for (let cut = 0; cut <= stream.length; cut++) {
-        const tracker = new ReplyTracker(
-          replyShapeOf(capture.command)!,
-          capture.deprecateEof,
-          capture.command,
-        );
+        const tracker = newTracker();
+        const fields: number[] = [];
         let doneAt = -1;
         let consumed = 0;
         const framer = new PacketFramer((packet) => {
           assert.equal(doneAt, -1, 'no packet after the end');
           if (tracker.feedServer(packet)) doneAt = consumed + packet.end;
+          fields.push(tracker.statusAt);
         }, 64);
         for (const piece of [stream.subarray(0, cut), stream.subarray(cut)]) {
           framer.push(piece);
           consumed += piece.length;
         }
         assert.equal(doneAt, stream.length, `cut at ${cut}`);
+        assert.deepEqual(
+          [tracker.status, tracker.warnings, tracker.results, fields],
+          [reference.status, reference.warnings, reference.results, referenceFields],
+          `cut at ${cut}`,
+        );
       }
     });
   }
