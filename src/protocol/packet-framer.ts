@@ -4,6 +4,7 @@
  * @see https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_basic_packets.html
  */
 import { MAX_PACKET_PAYLOAD } from './constants.ts';
+import { StartViews } from './start-views.ts';
 
 /**
  * One physical packet. The framer reuses a single instance for every packet (no allocation per
@@ -33,9 +34,6 @@ export interface FramedPacket {
 
 export type PacketHandler = (packet: FramedPacket) => void;
 
-/** Views kept per framer for reuse, of payloads and of whole packets each (a power of two). */
-const PAYLOAD_VIEWS = 64;
-
 /**
  * The framer's one reusable packet. Its views are made only when asked for: relaying a result
  * asks for none for most rows, and two Buffer objects per row were most of a relay's garbage.
@@ -51,11 +49,14 @@ class ReusedPacket implements FramedPacket {
   #start = 0;
   #raw: Buffer | null = null;
   #payload: Buffer | null = null;
-  /** Payload views of packets that began `#viewsSource`, by length (see #viewAtStart). */
-  readonly #views: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
-  /** The same packets' views with their headers. */
-  readonly #raws: Array<Buffer | undefined> = new Array<Buffer | undefined>(PAYLOAD_VIEWS);
-  #viewsSource: Buffer | null = null;
+  /**
+   * Views of packets at the start of a chunk, with their headers and of their payloads: a
+   * session reads each command into the same buffer, so a command of a length seen before
+   * gets the views made then. A cache hit makes no view at all, and a relayed command none of
+   * its own.
+   */
+  readonly #raws = new StartViews(0);
+  readonly #payloads = new StartViews(4);
 
   get source(): Buffer | null {
     return this.#source;
@@ -76,7 +77,7 @@ class ReusedPacket implements FramedPacket {
     if (this.#raw === null && this.#source !== null) {
       this.#raw =
         this.#start === 0
-          ? this.#viewAtStart(this.#source, this.#raws, 0)
+          ? this.#raws.of(this.#source, 4 + this.length)
           : this.#source.subarray(this.#start, this.#start + 4 + this.length);
     }
     return this.#raw;
@@ -86,33 +87,10 @@ class ReusedPacket implements FramedPacket {
     if (this.#payload === null && this.#source !== null) {
       this.#payload =
         this.#start === 0
-          ? this.#viewAtStart(this.#source, this.#views, 4)
+          ? this.#payloads.of(this.#source, 4 + this.length)
           : this.#source.subarray(this.#start + 4, this.#start + 4 + this.length);
     }
     return this.#payload;
-  }
-
-  /**
-   * A view of a packet at the start of `source` from `from` (0: with its header, 4: its
-   * payload), made once per length: a session's socket reads each command into the same buffer
-   * (socket-reads.ts), so a command of a length seen before gets the view made then, the same
-   * bytes of the same memory. A cache hit makes no view at all, and a relayed command none of
-   * its own. A view is only good until the next read, made now or reused.
-   */
-  #viewAtStart(source: Buffer, views: Array<Buffer | undefined>, from: number): Buffer {
-    if (source !== this.#viewsSource) {
-      this.#views.fill(undefined);
-      this.#raws.fill(undefined);
-      this.#viewsSource = source;
-    }
-    const end = 4 + this.length;
-    const slot = this.length & (PAYLOAD_VIEWS - 1);
-    let view = views[slot];
-    if (view === undefined || view.length !== end - from) {
-      view = source.subarray(from, end);
-      views[slot] = view;
-    }
-    return view;
   }
 }
 
