@@ -36,6 +36,7 @@ import { encodePacket } from '../protocol/packet.ts';
 import { CompressedPackets } from '../protocol/compressed-packets.ts';
 import type { FramedPacket } from '../protocol/packet-framer.ts';
 import { PacketFramer } from '../protocol/packet-framer.ts';
+import { StartViews } from '../protocol/start-views.ts';
 import {
   ReplyShape,
   ReplyTracker,
@@ -202,6 +203,8 @@ export class ClientSession {
   readonly #backendFramer: PacketFramer;
   /** What the backend framer is framing now: the chunk a reply's copy notes packets of. */
   #backendChunk: Buffer = Buffer.alloc(0);
+  /** Views of whole backend reads, relayed as read: one per length of the read buffer. */
+  readonly #relayedReads = new StartViews(0);
   /** Replies still to come from the backend, oldest first. */
   readonly #pending: InFlightCommand[] = [];
   #phase: Phase = Phase.GREETING;
@@ -903,7 +906,7 @@ export class ClientSession {
     // The buffer is read into again next time: a copy in progress takes what it noted of it.
     this.#pending[0]?.copy?.flush();
     if (this.#phase === Phase.CLOSED) return;
-    if (relay) this.#toClient(buffer.subarray(0, length));
+    if (relay) this.#toClient(this.#relayedReads.of(buffer, length));
     else if (this.#relayFrom >= 0) {
       const from = this.#relayFrom;
       this.#relayFrom = -1;
