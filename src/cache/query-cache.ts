@@ -86,6 +86,7 @@ export class QueryCache {
   readonly #input: { -readonly [K in keyof ResultInput]: ResultInput[K] } = {
     bytes: NO_BYTES,
     statusOffsets: NO_OFFSETS,
+    statusCount: 0,
     slots: NO_SLOTS,
     fillSeq: 0,
     rows: 0,
@@ -251,7 +252,7 @@ export class QueryCache {
 
   /**
    * Stores a complete reply read with `fillSeq`; refuses one a write has overtaken. `hash` is
-   * keyHashOf(key), as for lookup.
+   * keyHashOf(key), as for lookup; `statusCount`, how many of `statusOffsets` are the reply's.
    */
   store(
     key: string,
@@ -261,6 +262,7 @@ export class QueryCache {
     fillSeq: number,
     rows: number,
     hash: number = keyHashOf(key),
+    statusCount: number = statusOffsets.length,
   ): boolean {
     this.#followClears();
     if (!this.registry.isFresh(slots, fillSeq, fillSeq)) {
@@ -271,6 +273,7 @@ export class QueryCache {
     const input = this.#input;
     input.bytes = bytes;
     input.statusOffsets = statusOffsets;
+    input.statusCount = statusCount;
     input.slots = slots;
     input.fillSeq = fillSeq;
     input.rows = rows;

@@ -44,6 +44,8 @@ export interface ResultInput {
   readonly bytes: Buffer;
   /** Offsets in `bytes` of 2-byte server status fields a hit must patch. */
   readonly statusOffsets: readonly number[];
+  /** How many of `statusOffsets` are the reply's (the first ones); all of them when absent. */
+  readonly statusCount?: number;
   /** Registry slots of the tables the result was read from. */
   readonly slots: Int32Array;
   /** Registry sequence number read before the query was sent (see invalidation-registry.ts). */
@@ -454,7 +456,7 @@ export class ResultStore {
     try {
       const previous = this.#probe(hash, key);
       if (previous >= 0) this.#removeLocked(previous);
-      const statusCount = input.statusOffsets.length;
+      const statusCount = input.statusCount ?? input.statusOffsets.length;
       const slotCount = input.slots.length;
       if (statusCount > 0xffff || slotCount > 0xffff) return false;
       const wide = !isLatin1(key);

@@ -1059,7 +1059,8 @@ export class ClientSession {
     if (pending.internal !== null || plan === null) return;
     if (pending.copy !== null) {
       if (plan.fill !== null) {
-        router.store(plan.fill, tracker, pending.copy.view(), pending.copy.statusOffsets);
+        const copy = pending.copy;
+        router.store(plan.fill, tracker, copy.view(), copy.statusOffsets, copy.statusCount);
         pending.copy.abandon();
       } else if (tracker.failed) {
         pending.copy.abandon();

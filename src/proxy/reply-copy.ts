@@ -24,6 +24,16 @@ function returnScratch(buffer: Buffer): void {
   }
 }
 
+/**
+ * Arrays of status offsets kept for reuse, as the scratch buffers are: written by index and
+ * never shortened, so a copy's offsets cost no allocation once an array has room for them (a
+ * new array grown by its first push took more bytes than anything else a copy made).
+ */
+const idleOffsets: number[][] = [];
+/** An array longer than this (a reply of that many results) is not kept. */
+const MAX_KEPT_OFFSETS = 64;
+const NO_OFFSETS: readonly number[] = [];
+
 export class ReplyCopy {
   readonly #limit: number;
   #buffer: Buffer | null = takeScratch();
@@ -39,8 +49,9 @@ export class ReplyCopy {
   #chunk: Buffer | null = null;
   #chunkFrom = 0;
   #chunkTo = 0;
-  /** Offsets of the status fields a hit in another transaction state must patch. */
-  readonly statusOffsets: number[] = [];
+  /** Offsets of the status fields a hit in another transaction state must patch: the first `#statusCount`. */
+  #offsets: number[] = idleOffsets.pop() ?? [];
+  #statusCount = 0;
 
   constructor(limitBytes: number) {
     this.#limit = limitBytes;
@@ -58,7 +69,7 @@ export class ReplyCopy {
       this.abandon();
       return;
     }
-    if (statusAt >= 0) this.statusOffsets.push(this.#length + 4 + statusAt);
+    if (statusAt >= 0) this.#offsets[this.#statusCount++] = this.#length + 4 + statusAt;
     // A packet that began in an earlier chunk has fewer than `size` bytes in this one: the
     // framer collected it whole (`raw`), unless it was too large to keep.
     const start = packet.end - size;
@@ -92,6 +103,18 @@ export class ReplyCopy {
   }
 
   /**
+   * Offsets of the status fields a hit in another transaction state must patch: the first
+   * `statusCount` of these. Good until `abandon`, as the view is.
+   */
+  get statusOffsets(): readonly number[] {
+    return this.#offsets;
+  }
+
+  get statusCount(): number {
+    return this.#statusCount;
+  }
+
+  /**
    * The reply's bytes where they were copied, or null when it outgrew the limit: good until
    * `abandon`, for a store that copies them once more into memory of its own.
    */
@@ -118,6 +141,13 @@ export class ReplyCopy {
     if (this.#buffer !== null) returnScratch(this.#buffer);
     this.#buffer = null;
     this.#chunk = null;
+    const offsets = this.#offsets;
+    if (offsets !== NO_OFFSETS) {
+      if (offsets.length <= MAX_KEPT_OFFSETS && idleOffsets.length < MAX_IDLE_SCRATCH)
+        idleOffsets.push(offsets);
+      this.#offsets = NO_OFFSETS as number[];
+      this.#statusCount = 0;
+    }
   }
 
   #write(source: Buffer, from: number, to: number): void {

@@ -1451,12 +1451,25 @@ export class StatementRouter {
   }
 
   /** Stores a complete reply when it may be; `bytes` may be changed, and is copied if kept. */
-  store(fill: FillPlan, tracker: ReplyTracker, bytes: Buffer | null, offsets: number[]): void {
-    this.#store(fill, tracker, bytes, offsets);
+  /** Stores a fill's reply: `bytes`, and its status fields at the first `count` of `offsets`. */
+  store(
+    fill: FillPlan,
+    tracker: ReplyTracker,
+    bytes: Buffer | null,
+    offsets: readonly number[],
+    count: number,
+  ): void {
+    this.#store(fill, tracker, bytes, offsets, count);
     this.#worker.flights.finish(fill.flight);
   }
 
-  #store(fill: FillPlan, tracker: ReplyTracker, bytes: Buffer | null, offsets: number[]): void {
+  #store(
+    fill: FillPlan,
+    tracker: ReplyTracker,
+    bytes: Buffer | null,
+    offsets: readonly number[],
+    count: number,
+  ): void {
     const stats = this.#cache.stats;
     if (bytes === null) {
       stats.add(Counter.TOO_LARGE);
@@ -1474,7 +1487,8 @@ export class StatementRouter {
       return;
     }
     // Flags about this one execution, not the result: a hit must not repeat them.
-    for (const offset of offsets) {
+    for (let i = 0; i < count; i++) {
+      const offset = offsets[i]!;
       bytes.writeUInt16LE(bytes.readUInt16LE(offset) & ~ONE_TIME_STATUS_BITS, offset);
     }
     const rows = countRows(bytes, this.#deprecateEof);
@@ -1484,7 +1498,7 @@ export class StatementRouter {
       stats.add(Counter.NOT_CACHED);
       return;
     }
-    this.#cache.store(fill.key, bytes, offsets, slots, fill.fillSeq, rows, fill.hash);
+    this.#cache.store(fill.key, bytes, offsets, slots, fill.fillSeq, rows, fill.hash, count);
   }
 
   /**

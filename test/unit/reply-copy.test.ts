@@ -53,7 +53,15 @@ function copyThroughChunks(
     readBuffer.fill(0xee);
     pos += size;
   }
-  return { view: copy.view(), offsets: copy.statusOffsets, expected };
+  const view = copy.view();
+  const result = {
+    view: view === null ? null : Buffer.from(view),
+    offsets: copy.statusOffsets.slice(0, copy.statusCount),
+    expected,
+  };
+  // Its scratch buffer and offsets go back for the next copy, with what this one left in them.
+  copy.abandon();
+  return result;
 }
 
 describe('ReplyCopy', () => {

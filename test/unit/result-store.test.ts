@@ -388,6 +388,16 @@ describe('ResultStore', () => {
     const id = store.find('k');
     assert.deepEqual(store.statusOffsetsOf(id), [12, 90]);
     assert.equal(store.fillSeqOf(id), 5);
+    // Only the first statusCount of a longer array (one reused from reply to reply) are kept.
+    store.set('counted', {
+      bytes,
+      statusOffsets: [12, 90, 99],
+      statusCount: 1,
+      slots: new Int32Array(1),
+      fillSeq: 5,
+      rows: 0,
+    });
+    assert.deepEqual(store.statusOffsetsOf(store.find('counted')), [12]);
     // Bits already as wanted: the stored view itself.
     assert.equal(store.replyWithStatus(id, 0x0002, 0x0003), store.replyOf(id));
     const patched = store.replyWithStatus(id, 0x0001, 0x0003);
