@@ -1059,8 +1059,7 @@ export class ClientSession {
     if (pending.internal !== null || plan === null) return;
     if (pending.copy !== null) {
       if (plan.fill !== null) {
-        const copy = pending.copy;
-        router.store(plan.fill, tracker, copy.view(), copy.statusOffsets, copy.statusCount);
+        router.store(plan.fill, tracker, pending.copy);
         pending.copy.abandon();
       } else if (tracker.failed) {
         pending.copy.abandon();

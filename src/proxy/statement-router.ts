@@ -69,6 +69,7 @@ import type {
 } from './statement-memo.ts';
 import type { StatusRewrite } from './status-variables.ts';
 import { SESSION_STATUS_BITS, TransactionState } from './transaction-state.ts';
+import type { ReplyCopy } from './reply-copy.ts';
 import { countRows, diagnosticsOf, foundRowsRestorer, restorerRowsSent } from './reply-rows.ts';
 import { OwnStatementStatus } from './own-statement-status.ts';
 import { DeferredTransaction, ROLLBACK_PAYLOAD, queryPayload } from './deferred-transaction.ts';
@@ -1450,26 +1451,17 @@ export class StatementRouter {
     }
   }
 
-  /** Stores a complete reply when it may be; `bytes` may be changed, and is copied if kept. */
-  /** Stores a fill's reply: `bytes`, and its status fields at the first `count` of `offsets`. */
-  store(
-    fill: FillPlan,
-    tracker: ReplyTracker,
-    bytes: Buffer | null,
-    offsets: readonly number[],
-    count: number,
-  ): void {
-    this.#store(fill, tracker, bytes, offsets, count);
+  /**
+   * Stores a fill's complete reply, as its copy took it, when it may be; its bytes may be
+   * changed (status bits), and are copied if kept.
+   */
+  store(fill: FillPlan, tracker: ReplyTracker, copy: ReplyCopy): void {
+    this.#store(fill, tracker, copy);
     this.#worker.flights.finish(fill.flight);
   }
 
-  #store(
-    fill: FillPlan,
-    tracker: ReplyTracker,
-    bytes: Buffer | null,
-    offsets: readonly number[],
-    count: number,
-  ): void {
+  #store(fill: FillPlan, tracker: ReplyTracker, copy: ReplyCopy): void {
+    const bytes = copy.view();
     const stats = this.#cache.stats;
     if (bytes === null) {
       stats.add(Counter.TOO_LARGE);
@@ -1487,6 +1479,8 @@ export class StatementRouter {
       return;
     }
     // Flags about this one execution, not the result: a hit must not repeat them.
+    const offsets = copy.statusOffsets;
+    const count = copy.statusCount;
     for (let i = 0; i < count; i++) {
       const offset = offsets[i]!;
       bytes.writeUInt16LE(bytes.readUInt16LE(offset) & ~ONE_TIME_STATUS_BITS, offset);
