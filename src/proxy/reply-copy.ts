@@ -32,7 +32,8 @@ function returnScratch(buffer: Buffer): void {
 const idleOffsets: number[][] = [];
 /** An array longer than this (a reply of that many results) is not kept. */
 const MAX_KEPT_OFFSETS = 64;
-const NO_OFFSETS: readonly number[] = [];
+/** An abandoned copy's: never written, as an abandoned copy appends nothing. */
+const NO_OFFSETS: number[] = [];
 
 export class ReplyCopy {
   readonly #limit: number;
@@ -49,7 +50,7 @@ export class ReplyCopy {
   #chunk: Buffer | null = null;
   #chunkFrom = 0;
   #chunkTo = 0;
-  /** Offsets of the status fields a hit in another transaction state must patch: the first `#statusCount`. */
+  /** Where the status fields are (statusOffsets): the first `#statusCount` of these. */
   #offsets: number[] = idleOffsets.pop() ?? [];
   #statusCount = 0;
 
@@ -145,7 +146,7 @@ export class ReplyCopy {
     if (offsets !== NO_OFFSETS) {
       if (offsets.length <= MAX_KEPT_OFFSETS && idleOffsets.length < MAX_IDLE_SCRATCH)
         idleOffsets.push(offsets);
-      this.#offsets = NO_OFFSETS as number[];
+      this.#offsets = NO_OFFSETS;
       this.#statusCount = 0;
     }
   }
