@@ -119,7 +119,10 @@ export class FillAdmission {
     return this.#scores[slot & this.#mask]!;
   }
 
-  /** RESET QUERY CACHE: start again with no history (every worker's scores). */
+  /**
+   * RESET QUERY CACHE, or a table defined anew: start again with no history (every worker's
+   * scores).
+   */
   reset(): void {
     this.#scores.fill(0);
     this.#declined = 0;

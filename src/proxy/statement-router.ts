@@ -1326,7 +1326,15 @@ export class StatementRouter {
       this.#temporariesUnseen();
     }
     if (!ddlFreeCall) this.#trackSqlPrepared(plan, info, failed);
-    if (!failed && info.kind === 'ddl') this.#trackTemporary(info, schema);
+    if (!failed && info.kind === 'ddl') {
+      this.#trackTemporary(info, schema);
+      // A table defined anew (CREATE, DROP, ALTER, RENAME): what admission learned of results
+      // over its name, and over its rows', was learned of another table, or of this one before
+      // the change. Its slots cannot all be named (one per key value), so every table starts
+      // over, as after RESET QUERY CACHE: DDL is rare, and a table whose results still die
+      // unread is declined again after -DECLINE_AT of them.
+      if (info.ddlObject === 'table' && !info.temporary) this.#cache.admission.reset();
+    }
     if (!failed && plan.command !== Command.STMT_PREPARE) this.#onControl(info);
   }
 

@@ -100,6 +100,33 @@ describe('admission', () => {
       await a.query(READ_HOT);
       await run.expect({ hits: 1, inserts: 0 }, 'and served again');
     }));
+
+  test('a table created anew is stored from its first read, whatever its name saw before', () =>
+    differential(proxy, { database: DB, setup: SETUP }, async (run) => {
+      const a = await run.session('A', { worker: 0 });
+      const b = await run.session('B', { worker: 1 });
+      for (let round = 0; round < -DECLINE_AT; round++) {
+        await a.query(READ_HOT);
+        await a.query(WRITE_HOT);
+      }
+      await run.expect({ hits: 0, inserts: -DECLINE_AT, admission_declined: 0 }, 'wasted fills');
+      await a.query(READ_HOT);
+      await run.expect({ inserts: 0, admission_declined: 1 }, 'the table is declined');
+
+      // A failed DDL defines nothing.
+      await b.query('CREATE TABLE hot (id INT PRIMARY KEY) ENGINE=InnoDB', 1050);
+      await a.query(READ_HOT);
+      await run.expect({ inserts: 0, admission_declined: 1 }, 'still declined');
+
+      // The table is dropped and made again, on the other worker: a new table under the name.
+      await b.query('DROP TABLE hot');
+      await b.query('CREATE TABLE hot (id INT PRIMARY KEY, v INT) ENGINE=InnoDB');
+      await b.query('INSERT INTO hot VALUES (1, 5), (2, 5)');
+      await a.query(READ_HOT);
+      await run.expect({ hits: 0, inserts: 1, admission_declined: 0 }, 'stored at its first miss');
+      await a.query(READ_HOT);
+      await run.expect({ hits: 1, inserts: 0 }, 'and served');
+    }));
 });
 
 describe('admission to a nearly full store', () => {
