@@ -35,7 +35,7 @@ import {
   serverControlIn,
   writeDerivedTests,
 } from './mtr-tree.ts';
-import { readKnownFailures } from './known-failures.ts';
+import { differencesBeyond, readKnownFailures } from './known-failures.ts';
 import type { KnownFailure } from './known-failures.ts';
 import { compareResults, readAcceptedDifferences } from './result-diff.ts';
 
@@ -327,16 +327,16 @@ function judge(
       if (mine === undefined) continue;
       const knownFailure = known.get(test);
       const listed = knownFailure !== undefined && knownFailure.modes.has(mode);
-      const problem = (what: string, lines: string[] = []): void => {
-        if (listed) {
-          verdict.known.push({ mode, test, problem: what });
-          verdict.lines.push(`known ${mode} main.${test}: ${what} (${knownFailure.reason})`);
-          return;
-        }
+      const newProblem = (what: string, lines: string[]): void => {
         verdict.problems.push({ mode, test, problem: what, lines });
         verdict.lines.push(`FAIL ${mode} main.${test}: ${what}`);
         for (const line of lines.slice(0, 12)) verdict.lines.push(`    ${line}`);
         if (lines.length > 12) verdict.lines.push(`    ... ${lines.length - 12} more`);
+      };
+      const problem = (what: string, lines: string[] = []): void => {
+        if (!listed) return newProblem(what, lines);
+        verdict.known.push({ mode, test, problem: what });
+        verdict.lines.push(`known ${mode} main.${test}: ${what} (${knownFailure.reason})`);
       };
       if (mine.outcome === 'not run') {
         problem(`not run: ${mine.detail}`);
@@ -370,7 +370,10 @@ function judge(
       }
       const difference = compareResults(test, expected, mine.reject, accepted);
       const against = theirs?.outcome === 'fail' ? 'the direct run' : 'the expected result';
-      if (difference.unexplained.length > 0) {
+      const beyond = listed ? differencesBeyond(knownFailure, expected, mine.reject, accepted) : [];
+      if (beyond.length > 0) {
+        newProblem(`differs from ${against} beyond its known failure's lines`, beyond);
+      } else if (difference.unexplained.length > 0) {
         problem(`differs from ${against}`, difference.unexplained);
       } else if (difference.lines.length > 0) {
         verdict.lines.push(`ok   ${mode} main.${test}: only accepted differences`);

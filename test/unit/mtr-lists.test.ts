@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { readKnownFailures } from '../mtr/known-failures.ts';
+import { differencesBeyond, readKnownFailures } from '../mtr/known-failures.ts';
 import { readAcceptedDifferences } from '../mtr/result-diff.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'nicecache-mtr-lists-'));
@@ -26,6 +26,35 @@ test('known failures: modes and reasons per test, comments and blank lines skipp
   assert.deepEqual([...known.keys()], ['query_cache', 'sp']);
   assert.deepEqual([...known.get('sp')!.modes], ['cache-on', 'cache-off']);
   assert.equal(known.get('query_cache')!.reason, 'why');
+});
+
+test('known failures: the lines a failure may change, and what differs beyond them', () => {
+  const known = readKnownFailures(
+    file(
+      'lines.txt',
+      'cache_innodb cache-on /^Qcache_hits\\t/ -- hits differ\nsp cache-on -- any\n',
+    ),
+  );
+  const listed = known.get('cache_innodb')!;
+  assert.equal(listed.reason, 'hits differ');
+  assert.ok(listed.lines!.test('Qcache_hits\t3'));
+  assert.equal(known.get('sp')!.lines, null);
+
+  const expected = file('expected.result', 'SELECT 1;\n1\nQcache_hits\t0\nQcache_inserts\t1\n');
+  const asListed = file('listed.reject', 'SELECT 1;\n1\nQcache_hits\t2\nQcache_inserts\t1\n');
+  const more = file('more.reject', 'SELECT 1;\n2\nQcache_hits\t2\nQcache_inserts\t3\n');
+  assert.deepEqual(differencesBeyond(listed, expected, asListed, []), []);
+  assert.deepEqual(differencesBeyond(listed, expected, more, []), [
+    '-1',
+    '+2',
+    '-Qcache_inserts\t1',
+    '+Qcache_inserts\t3',
+  ]);
+  // An accepted difference still explains what it names.
+  const accepted = readAcceptedDifferences(file('acc.txt', '* /^Qcache_inserts\\t/ -- reason\n'));
+  assert.deepEqual(differencesBeyond(listed, expected, more, accepted), ['-1', '+2']);
+  // An entry without lines may change any.
+  assert.deepEqual(differencesBeyond(known.get('sp')!, expected, more, []), []);
 });
 
 test('known failures: a line without a mode or reason, or a test listed twice, is refused', () => {
