@@ -375,6 +375,9 @@ function judge(
         newProblem(`differs from ${against} beyond its known failure's lines`, beyond);
       } else if (difference.unexplained.length > 0) {
         problem(`differs from ${against}`, difference.unexplained);
+      } else if (difference.lines.length > 0 && listed) {
+        // Listed, yet nothing but accepted differences: the defect is gone, and so must its entry.
+        newProblem('listed as a known failure, but differs only as accepted: remove its entry', []);
       } else if (difference.lines.length > 0) {
         verdict.lines.push(`ok   ${mode} main.${test}: only accepted differences`);
       } else if (theirs?.outcome !== 'fail') {
