@@ -110,10 +110,14 @@ for mode in disable auto; do
       p="${target}_port"
       pid="${target}_pid"
       hits_before=0
-      # Misses: every run starts from an empty store, or the rows an earlier run read (about
-      # one in eight of a 10 s run's, on 1M rows) would be hits and make a fill look cheaper.
-      case $target in *hit) [ "$misses" = 1 ] && reset_cache "${!p}" ;; esac
-      case $target in *hit) hits_before=$(hits "${!p}") ;; esac
+      case $target in
+        *hit)
+          # Misses: every run starts from an empty store, or the rows an earlier run read (about
+          # one in eight of a 10 s run's, on 1M rows) would be hits and make a fill look cheaper.
+          if [ "$misses" = 1 ]; then reset_cache "${!p}"; fi
+          hits_before=$(hits "${!p}")
+          ;;
+      esac
       before=$(ticks "${!pid}")
       out=$(sb "${!p}" "$mode" "$seconds")
       after=$(ticks "${!pid}")
