@@ -117,6 +117,11 @@ describe('admission', () => {
       await b.query('CREATE TABLE hot (id INT PRIMARY KEY) ENGINE=InnoDB', 1050);
       await a.query(READ_HOT);
       await run.expect({ inserts: 0, admission_declined: 1 }, 'still declined');
+      // Nor does a temporary table: it is its session's alone, whatever its name.
+      await b.query('CREATE TEMPORARY TABLE hot (id INT PRIMARY KEY) ENGINE=InnoDB');
+      await b.query('DROP TEMPORARY TABLE hot');
+      await a.query(READ_HOT);
+      await run.expect({ inserts: 0, admission_declined: 1 }, 'declined after a temporary table');
 
       // The table is dropped and made again, on the other worker: a new table under the name.
       await b.query('DROP TABLE hot');
